@@ -1,0 +1,7 @@
+{% macro drop_build_only_schemas() %}
+    {% if execute and flags.WHICH in ('build', 'run') %}
+        {% for schema in ['staging', 'intermediate', 'seeds'] %}
+            drop schema if exists {{ schema }} cascade;
+        {% endfor %}
+    {% endif %}
+{% endmacro %}

@@ -1,0 +1,1 @@
+"""Fetching, storing and parsing the sources. Plain Python: no Dagster import here."""

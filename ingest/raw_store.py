@@ -1,0 +1,153 @@
+"""Content-addressed raw store: warehouse/raw/<source>/<yyyy>/<mm>/<dd>/<sha256>.<ext>.
+
+Every fetch appends one row to raw/<source>/manifest.jsonl, also a 304 (it proves the resource
+was unchanged at that time, which price validity ranges need). Blobs are immutable and stored once.
+"""
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Iterator, Mapping
+
+
+@dataclass(frozen=True)
+class RawEntry:
+    source: str
+    url: str
+    fetched_at: str  # ISO 8601 UTC, "2026-11-30T07:00:00Z"
+    status: int
+    sha256: str
+    bytes: int
+    ext: str
+    path: str  # relative to the raw root
+    etag: str | None = None
+    last_modified: str | None = None
+    parser_version: str | None = None
+
+
+def sha256_hex(body: bytes) -> str:
+    return hashlib.sha256(body).hexdigest()
+
+
+def utc_iso(ts: datetime | None = None) -> str:
+    ts = ts or datetime.now(timezone.utc)
+    if ts.tzinfo is None:
+        ts = ts.replace(tzinfo=timezone.utc)
+    return ts.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def parse_iso(value: str) -> datetime:
+    return datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(timezone.utc)
+
+
+class RawStore:
+    def __init__(self, root: Path):
+        self.root = Path(root)
+        self._blob_index: dict[str, dict[str, str]] = {}  # source -> sha256 -> path, loaded once
+
+    def manifest_path(self, source: str) -> Path:
+        return self.root / source / "manifest.jsonl"
+
+    def ensure_source(self, source: str) -> None:
+        path = self.manifest_path(source)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.touch(exist_ok=True)
+
+    def put(
+        self,
+        source: str,
+        body: bytes,
+        *,
+        url: str,
+        status: int = 200,
+        headers: Mapping[str, str] | None = None,
+        ext: str = "json",
+        fetched_at: str | None = None,
+        parser_version: str | None = None,
+    ) -> tuple[RawEntry, bool]:
+        """Store a body (once per hash) and log the fetch. Returns (entry, is_new_blob)."""
+        headers = {k.lower(): v for k, v in (headers or {}).items()}
+        fetched_at = fetched_at or utc_iso()
+        digest = sha256_hex(body)
+        existing = self._find_blob(source, digest)
+        if existing is not None:
+            rel, is_new = existing, False
+        else:
+            day = parse_iso(fetched_at)
+            rel = f"{source}/{day:%Y/%m/%d}/{digest}.{ext}"
+            target = self.root / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            tmp = target.with_suffix(target.suffix + f".tmp{os.getpid()}")
+            tmp.write_bytes(body)
+            os.replace(tmp, target)
+            is_new = True
+        entry = RawEntry(
+            source=source, url=url, fetched_at=fetched_at, status=status, sha256=digest,
+            bytes=len(body), ext=ext, path=rel, etag=headers.get("etag"),
+            last_modified=headers.get("last-modified"), parser_version=parser_version,
+        )
+        self._append(entry)
+        self._blob_index.setdefault(source, {})[digest] = rel
+        return entry, is_new
+
+    def record_not_modified(self, previous: RawEntry, *, fetched_at: str | None = None) -> RawEntry:
+        """Log a 304: the resource still has the body `previous` points at."""
+        entry = RawEntry(**{**asdict(previous), "fetched_at": fetched_at or utc_iso(), "status": 304})
+        self._append(entry)
+        return entry
+
+    def entries(self, source: str) -> list[RawEntry]:
+        path = self.manifest_path(source)
+        if not path.exists():
+            return []
+        out = []
+        with path.open(encoding="utf-8") as fh:
+            for line in fh:
+                line = line.strip()
+                if line:
+                    out.append(RawEntry(**json.loads(line)))
+        return out
+
+    def payloads(self, source: str) -> Iterator[RawEntry]:
+        """Each distinct stored body once, in order of first fetch."""
+        seen: set[str] = set()
+        for entry in sorted(self.entries(source), key=lambda e: e.fetched_at):
+            if entry.status == 200 and entry.sha256 not in seen:
+                seen.add(entry.sha256)
+                yield entry
+
+    def latest_for_url(self, source: str, url: str) -> RawEntry | None:
+        latest = None
+        for entry in self.entries(source):
+            if entry.url == url and entry.status in (200, 304):
+                if latest is None or entry.fetched_at >= latest.fetched_at:
+                    latest = entry
+        return latest
+
+    def read(self, entry: RawEntry) -> bytes:
+        body = (self.root / entry.path).read_bytes()
+        if sha256_hex(body) != entry.sha256:
+            raise ValueError(f"raw blob {entry.path} does not match its sha256")
+        return body
+
+    def _find_blob(self, source: str, digest: str) -> str | None:
+        if source not in self._blob_index:
+            self._blob_index[source] = {e.sha256: e.path for e in self.entries(source)}
+        rel = self._blob_index[source].get(digest)
+        return rel if rel is not None and (self.root / rel).exists() else None
+
+    def _append(self, entry: RawEntry) -> None:
+        path = self.manifest_path(entry.source)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        line = json.dumps(asdict(entry), sort_keys=True) + "\n"
+        with path.open("a", encoding="utf-8") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            fh.write(line)
+            fh.flush()
+            os.fsync(fh.fileno())
+            fcntl.flock(fh, fcntl.LOCK_UN)

@@ -1,0 +1,162 @@
+"""The one interface every source implements, and the registry that finds them.
+
+A source declares what it lands (entities with pandera models), how it fetches (through the
+polite client, storing raw payloads) and how it parses one stored payload (pure, no I/O).
+Built-in sources are listed in BUILTIN_SOURCES; other packages add theirs through the entry
+point group `benchwh.sources` (each entry point names a Source subclass or instance).
+"""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from datetime import datetime
+from importlib.metadata import entry_points
+from typing import Any, Callable, ClassVar, Iterable, Literal
+
+import pandas as pd
+
+from ingest.raw_store import RawEntry, RawStore
+
+ENTRY_POINT_GROUP = "benchwh.sources"
+
+BUILTIN_SOURCES = [
+    "ingest.sources.openrouter:OpenRouterSource",
+    "ingest.sources.grid:GridSource",
+    "ingest.sources.localscore:LocalScoreSource",
+    "ingest.sources.huggingface:HuggingFaceSource",
+    "ingest.sources.runs:RunsSource",
+]
+
+
+class SourceFailed(Exception):
+    """The source as a whole failed: nothing of this run may be published."""
+
+
+class PayloadRejected(Exception):
+    """One raw payload cannot be parsed at all; it goes to quarantine with this reason."""
+
+    def __init__(self, reason: str, check: str = "payload_parse"):
+        super().__init__(reason)
+        self.reason = reason
+        self.check = check
+
+
+@dataclass(frozen=True)
+class Entity:
+    name: str  # plural noun: "models", "runs", "tests"
+    model: Any  # a pandera DataFrameModel class
+    description: str = ""
+
+
+@dataclass
+class FetchContext:
+    """What a source's fetch() may use. `get` is the only way to the network."""
+
+    source: str
+    base_url: str
+    client: Any  # ingest.http.PoliteClient
+    store: RawStore
+    parser_version: str
+    log: Callable[[str], None] = print
+    # sha256 of payloads stored by this fetch, in order
+    stored: list[RawEntry] = field(default_factory=list)
+    # reads landed values for incremental fetches: (entity, column) -> set of values
+    landed_values: Callable[[str, str], set] = lambda entity, column: set()
+
+    def get(self, url: str, *, ext: str = "json", conditional: bool = True,
+            params: dict | None = None) -> tuple[RawEntry, bytes | None]:
+        """GET url politely; store a 200 body in the raw store, log a 304.
+
+        Returns (entry, body); body is None when the server answered 304 Not Modified.
+        Raises ingest.http.FetchError when the fetch fails after its retries.
+        """
+        previous = self.store.latest_for_url(self.source, url) if conditional else None
+        response = self.client.get(
+            url, params=params,
+            etag=previous.etag if previous else None,
+            last_modified=previous.last_modified if previous else None,
+        )
+        if response.status_code == 304 and previous is not None:
+            return self.store.record_not_modified(previous), None
+        entry, _ = self.store.put(
+            self.source, response.content, url=url, status=response.status_code,
+            headers=response.headers, ext=ext, parser_version=self.parser_version,
+        )
+        self.stored.append(entry)
+        return entry, response.content
+
+
+class Source:
+    """Base class. Subclasses set the class attributes and implement fetch() and parse()."""
+
+    name: ClassVar[str]
+    license: ClassVar[str] = ""
+    attribution: ClassVar[str] = ""
+    # "snapshot": each payload is the whole dataset (latest wins, volume checked against the
+    # previous one); "incremental": payloads add records.
+    kind: ClassVar[Literal["snapshot", "incremental"]] = "snapshot"
+    freshness_warn_hours: ClassVar[float] = 36
+    freshness_error_hours: ClassVar[float] = 24 * 7
+    parser_version: ClassVar[str] = "1"
+    entities: ClassVar[tuple[Entity, ...]] = ()
+    # Set False for sources fed only by files (the inbox), not by a scheduled fetch.
+    scheduled: ClassVar[bool] = True
+
+    def fetch(self, ctx: FetchContext) -> None:
+        """Fetch new raw payloads through ctx.get(). Incremental where the source allows."""
+        raise NotImplementedError
+
+    def parse(self, body: bytes, entry: RawEntry) -> dict[str, pd.DataFrame]:
+        """Pure: one stored payload -> one DataFrame per entity name (missing = no rows).
+
+        Raise PayloadRejected when the payload cannot be read at all.
+        """
+        raise NotImplementedError
+
+    def validate_payloads(self, results: list["PayloadOutcome"]) -> None:  # noqa: F821
+        """Hook after a batch of payloads landed: raise SourceFailed to fail the source."""
+
+    def entity(self, name: str) -> Entity:
+        for e in self.entities:
+            if e.name == name:
+                return e
+        raise KeyError(f"{self.name} has no entity {name!r}")
+
+
+def _load(ref: str) -> Source:
+    module, _, attr = ref.partition(":")
+    obj = getattr(importlib.import_module(module), attr)
+    return obj() if isinstance(obj, type) else obj
+
+
+def load_sources(include_external: bool = True) -> dict[str, Source]:
+    """All registered sources by name: built-ins, then entry points of installed packages."""
+    found: dict[str, Source] = {}
+    for ref in BUILTIN_SOURCES:
+        try:
+            src = _load(ref)
+        except ModuleNotFoundError as exc:
+            # a built-in not written yet; tolerated so sources can land one by one
+            if exc.name and exc.name.startswith("ingest.sources"):
+                continue
+            raise
+        found[src.name] = src
+    if include_external:
+        for ep in entry_points(group=ENTRY_POINT_GROUP):
+            obj = ep.load()
+            src = obj() if isinstance(obj, type) else obj
+            if src.name in found:
+                raise ValueError(f"source name {src.name!r} from entry point {ep.value} is taken")
+            found[src.name] = src
+    return found
+
+
+def iter_entities(sources: Iterable[Source]) -> Iterable[tuple[Source, Entity]]:
+    for src in sources:
+        for ent in src.entities:
+            yield src, ent
+
+
+def now_utc() -> datetime:
+    from datetime import timezone
+    return datetime.now(timezone.utc)
