@@ -1,0 +1,28 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+SHARED_DATA = PROJECT_ROOT.parent / "shared" / "data"
+
+
+@pytest.fixture
+def shared_data() -> Path:
+    """The real public data beside the project; tests using it skip when it is absent."""
+    if not SHARED_DATA.is_dir():
+        pytest.skip("../shared/data is absent")
+    return SHARED_DATA
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch) -> Path:
+    """A fresh warehouse home for one test, with no source URL pointing at the internet."""
+    wh = tmp_path / "warehouse"
+    wh.mkdir()
+    monkeypatch.setenv("BENCHWH_HOME", str(wh))
+    monkeypatch.setenv("BENCHWH_MAX_RPS", "1000")
+    for var in ("BENCHWH_LOCALSCORE_URL", "BENCHWH_OPENROUTER_URL", "BENCHWH_HF_URL", "BENCHWH_GRID_URL"):
+        monkeypatch.setenv(var, "http://127.0.0.1:9/unset")
+    return wh

@@ -1,0 +1,124 @@
+"""A real HTTP server on 127.0.0.1 for tests: routes map paths to handlers, every request logged.
+
+    with LoopbackServer() as srv:
+        srv.route("/models", lambda req: Reply(200, body=b"{}", headers={"ETag": '"a"'}))
+        requests.get(srv.url + "/models")
+        assert srv.requests[0].path == "/models"
+"""
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Callable
+from urllib.parse import parse_qs, urlsplit
+
+
+@dataclass
+class Request:
+    method: str
+    path: str  # without the query
+    query: dict[str, list[str]]
+    headers: dict[str, str]
+    body: bytes
+    at: float
+
+
+@dataclass
+class Reply:
+    status: int = 200
+    body: bytes | str = b""
+    headers: dict[str, str] = field(default_factory=dict)
+    delay_s: float = 0.0
+    # for streaming: a list of (delay_s, chunk) written one by one with flushes
+    chunks: list[tuple[float, bytes]] | None = None
+
+
+Handler = Callable[[Request], Reply]
+
+
+class LoopbackServer:
+    def __init__(self) -> None:
+        self.routes: dict[str, Handler] = {}
+        self.prefix_routes: list[tuple[str, Handler]] = []
+        self.requests: list[Request] = []
+        self._lock = threading.Lock()
+        server = self
+
+        class _H(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):  # quiet
+                pass
+
+            def _handle(self):
+                parts = urlsplit(self.path)
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length) if length else b""
+                req = Request(self.command, parts.path, parse_qs(parts.query),
+                              {k.lower(): v for k, v in self.headers.items()}, body, time.monotonic())
+                with server._lock:
+                    server.requests.append(req)
+                handler = server.find(parts.path)
+                reply = handler(req) if handler else Reply(404, b"not found")
+                if reply.delay_s:
+                    time.sleep(reply.delay_s)
+                try:
+                    self.send_response(reply.status)
+                    for k, v in reply.headers.items():
+                        self.send_header(k, v)
+                    if reply.chunks is not None:
+                        self.send_header("Transfer-Encoding", "chunked")
+                        self.end_headers()
+                        for delay, chunk in reply.chunks:
+                            if delay:
+                                time.sleep(delay)
+                            self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                            self.wfile.flush()
+                        self.wfile.write(b"0\r\n\r\n")
+                        return
+                    data = reply.body.encode() if isinstance(reply.body, str) else reply.body
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    if self.command != "HEAD":
+                        self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+            do_GET = do_POST = do_HEAD = _handle
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _H)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self.httpd.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def route(self, path: str, handler: Handler | Reply) -> None:
+        self.routes[path] = handler if callable(handler) else (lambda req, r=handler: r)
+
+    def route_prefix(self, prefix: str, handler: Handler) -> None:
+        self.prefix_routes.append((prefix, handler))
+
+    def find(self, path: str) -> Handler | None:
+        if path in self.routes:
+            return self.routes[path]
+        for prefix, handler in self.prefix_routes:
+            if path.startswith(prefix):
+                return handler
+        return None
+
+    def paths(self) -> list[str]:
+        with self._lock:
+            return [r.path for r in self.requests]
+
+    def __enter__(self) -> "LoopbackServer":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
