@@ -76,7 +76,9 @@ class FetchContext:
             etag=previous.etag if previous else None,
             last_modified=previous.last_modified if previous else None,
         )
-        if response.status_code == 304 and previous is not None:
+        if response.status_code == 304:
+            if previous is None:
+                raise SourceFailed(f"{self.source}: {url} answered 304 to an unconditional request")
             return self.store.record_not_modified(previous), None
         entry, _ = self.store.put(
             self.source, response.content, url=url, status=response.status_code,

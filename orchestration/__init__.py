@@ -1,0 +1,1 @@
+"""Dagster definitions, publish, and the `benchwh` CLI."""

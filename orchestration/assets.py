@@ -1,0 +1,183 @@
+"""Landing assets, one multi-asset per registered source, built from the registry alone.
+
+Each run carries tags that say what to fetch: `benchwh/sources` ("all", "none" or a comma list)
+and `benchwh/offline` ("1" replays the bundled recordings instead of the network). A source not
+selected for fetching still lands any stored payload that is pending, so the build always sees
+the latest landing of every source.
+"""
+
+from datetime import datetime, timezone
+
+import dagster as dg
+import duckdb
+
+from ingest import config
+from ingest.landing import Lander, PayloadOutcome
+from ingest.raw_store import RawStore, parse_iso
+from ingest.replay import has_recording, newest_recording_time, replay_into_store
+from ingest.source import FetchContext, Source, SourceFailed, load_sources
+from orchestration.progress import progress
+
+SOURCES_TAG = "benchwh/sources"
+OFFLINE_TAG = "benchwh/offline"
+QUARANTINE_SHARE_LIMIT = 0.05
+
+
+def landing_key(source: str, entity: str) -> dg.AssetKey:
+    return dg.AssetKey(["landing", source, entity])
+
+
+def selected_for_fetch(tags: dict, source: Source) -> bool:
+    wanted = tags.get(SOURCES_TAG, "all")
+    if wanted == "none":
+        return False
+    if wanted == "all":
+        return source.scheduled
+    return source.name in {s.strip() for s in wanted.split(",")}
+
+
+def landed_values_reader(source: str):
+    def read(entity: str, column: str) -> set:
+        glob = str(config.landing_dir() / source / entity / "*.parquet").replace("'", "''")
+        con = duckdb.connect()
+        try:
+            rows = con.execute(f'SELECT DISTINCT "{column}" FROM read_parquet(\'{glob}\', union_by_name=true)').fetchall()
+        finally:
+            con.close()
+        return {r[0] for r in rows if r[0] is not None}
+    return read
+
+
+def fetch_source(source: Source, store: RawStore, offline: bool) -> int:
+    """Fetch new raw payloads (or replay the recording). Returns how many payloads were stored."""
+    if offline:
+        if not has_recording(source.name):
+            progress(f"{source.name}: no offline recording, nothing fetched")
+            return 0
+        return len(replay_into_store(source.name, store, source.parser_version))
+    from ingest.http import FetchError, PoliteClient
+
+    ctx = FetchContext(
+        source=source.name, base_url=config.source_url(source.name) if source.name in config.URL_ENV else "",
+        client=PoliteClient(log=progress), store=store, parser_version=source.parser_version,
+        log=progress, landed_values=landed_values_reader(source.name),
+    )
+    try:
+        source.fetch(ctx)
+    except FetchError as exc:
+        raise SourceFailed(f"{source.name}: {exc}") from None
+    return len(ctx.stored)
+
+
+def last_good_fetch(store: RawStore, lander: Lander, source: str) -> str | None:
+    """Time of the newest fetch whose body is landed (a 304 of a landed body counts)."""
+    good = {o.sha256 for o in lander.outcomes(source) if o.status == "landed"}
+    times = [e.fetched_at for e in store.entries(source) if e.sha256 in good and e.status in (200, 304)]
+    return max(times) if times else None
+
+
+def check_results(source: Source, outcomes: list[PayloadOutcome], store: RawStore, lander: Lander,
+                  offline: bool) -> list[dg.AssetCheckResult]:
+    """Volume, quarantine share and freshness, one result per entity (blocking publish)."""
+    results = []
+    history = [o for o in lander.outcomes(source.name) if o.status == "landed"]
+    last_fetch = last_good_fetch(store, lander, source.name)
+    now = datetime.now(timezone.utc)
+    if offline:
+        # offline, freshness is judged as of the source's own recording
+        clock = newest_recording_time([source.name])
+        now = parse_iso(clock) if clock else now
+    age_h = (now - parse_iso(last_fetch)).total_seconds() / 3600 if last_fetch else None
+    for ent in source.entities:
+        key = landing_key(source.name, ent.name)
+        landed = sum(o.landed.get(ent.name, 0) for o in outcomes)
+        quarantined = sum(o.quarantined.get(ent.name, 0) for o in outcomes)
+        parsed = sum(o.parsed.get(ent.name, 0) for o in outcomes)
+        share = quarantined / parsed if parsed else 0.0
+        results.append(dg.AssetCheckResult(
+            asset_key=key, check_name="quarantine_share", passed=share <= QUARANTINE_SHARE_LIMIT,
+            metadata={"parsed": parsed, "quarantined": quarantined, "share": round(share, 4)},
+            description=f"{quarantined} of {parsed} new records quarantined (limit {QUARANTINE_SHARE_LIMIT:.0%})",
+        ))
+        previous = [o.landed.get(ent.name, 0) for o in history]
+        if source.kind == "snapshot" and len(previous) >= 2:
+            latest, before = previous[-1], previous[-2]
+            volume_ok = latest >= 0.5 * before
+            volume_desc = f"latest landing {latest} rows, previous {before}"
+        else:
+            volume_ok = True
+            volume_desc = f"{landed} rows landed this run"
+        results.append(dg.AssetCheckResult(
+            asset_key=key, check_name="volume", passed=volume_ok,
+            metadata={"landed_this_run": landed}, description=volume_desc,
+        ))
+        if not source.scheduled:
+            fresh_ok, severity, desc = True, dg.AssetCheckSeverity.WARN, "fed by files, no schedule"
+        elif age_h is None:
+            fresh_ok, severity, desc = False, dg.AssetCheckSeverity.ERROR, "never fetched"
+        else:
+            fresh_ok = age_h <= source.freshness_warn_hours
+            severity = (dg.AssetCheckSeverity.ERROR if age_h > source.freshness_error_hours
+                        else dg.AssetCheckSeverity.WARN)
+            desc = f"last good fetch {age_h:.1f} h ago (warn {source.freshness_warn_hours} h, error {source.freshness_error_hours} h)"
+        results.append(dg.AssetCheckResult(
+            asset_key=key, check_name="freshness", passed=fresh_ok, severity=severity, description=desc,
+        ))
+    return results
+
+
+def build_landing_asset(source: Source) -> dg.AssetsDefinition:
+    specs = [
+        dg.AssetSpec(landing_key(source.name, ent.name), group_name="landing",
+                     description=ent.description or f"{source.name} {ent.name}, validated by {ent.model.__name__}",
+                     metadata={"license": source.license, "attribution": source.attribution},
+                     kinds={"parquet", "pandera"})
+        for ent in source.entities
+    ]
+    check_specs = [
+        dg.AssetCheckSpec(name, asset=landing_key(source.name, ent.name), blocking=True, description=desc)
+        for ent in source.entities
+        for name, desc in (
+            ("volume", "a snapshot has at least half the rows of the previous one"),
+            ("quarantine_share", "at most 5% of new records quarantined"),
+            ("freshness", "the last good fetch is within the source's declared freshness"),
+        )
+    ]
+
+    @dg.multi_asset(name=f"land_{source.name}", specs=specs, check_specs=check_specs,
+                    description=f"Fetch {source.name} into the raw store, validate and land Parquet.")
+    def _land(context: dg.AssetExecutionContext):
+        tags = context.run.tags
+        offline = tags.get(OFFLINE_TAG) == "1"
+        store = RawStore(config.raw_dir())
+        lander = Lander(config.landing_dir(), store, log=progress)
+        lander.ensure_layout(source)
+        stored = 0
+        if selected_for_fetch(tags, source):
+            progress(f"{source.name}: fetching{' (offline recording)' if offline else ''}")
+            stored = fetch_source(source, store, offline)
+        try:
+            outcomes = lander.land_pending(source)
+        except SourceFailed as exc:
+            raise dg.Failure(description=str(exc)) from None
+        rows = sum(sum(o.landed.values()) for o in outcomes)
+        quarantined = sum(sum(o.quarantined.values()) for o in outcomes)
+        rejected = sum(1 for o in outcomes if o.status == "rejected")
+        progress(f"{source.name}: {stored} new payloads, {rows} rows landed, {quarantined} quarantined"
+                 + (f", {rejected} payloads rejected" if rejected else ""))
+        for ent in source.entities:
+            yield dg.MaterializeResult(
+                asset_key=landing_key(source.name, ent.name),
+                metadata={
+                    "rows_landed": sum(o.landed.get(ent.name, 0) for o in outcomes),
+                    "rows_quarantined": sum(o.quarantined.get(ent.name, 0) for o in outcomes),
+                    "payloads": len(outcomes),
+                },
+            )
+        yield from check_results(source, outcomes, store, lander, offline)
+
+    return _land
+
+
+def landing_assets() -> list[dg.AssetsDefinition]:
+    return [build_landing_asset(src) for src in load_sources().values()]

@@ -1,0 +1,102 @@
+"""dbt models as Dagster assets: each refresh builds a NEW DuckDB file under warehouse/build/."""
+
+import json
+import os
+from datetime import datetime, timezone
+from typing import Any, Mapping
+
+import dagster as dg
+from dagster_dbt import DagsterDbtTranslator, DagsterDbtTranslatorSettings, DbtCliResource, dbt_assets
+
+from ingest import config
+from orchestration.progress import progress
+from orchestration.resources import MANIFEST_PATH, build_dir, build_path, ensure_manifest
+
+LAYERS = ("staging", "intermediate", "marts", "site", "audit")
+
+
+class BenchTranslator(DagsterDbtTranslator):
+    """dbt sources map to the landing assets that write them; models are keyed by layer."""
+
+    def get_asset_key(self, props: Mapping[str, Any]) -> dg.AssetKey:
+        if props["resource_type"] == "source":
+            if props["source_name"] == "raw":
+                return dg.AssetKey(["raw", props["name"]])
+            return dg.AssetKey(["landing", props["source_name"], props["name"]])
+        return dg.AssetKey([self.get_group_name(props), props["name"]])
+
+    def get_group_name(self, props: Mapping[str, Any]) -> str:
+        fqn = props.get("fqn") or []
+        if props["resource_type"] == "seed":
+            return "seeds"
+        return fqn[1] if len(fqn) > 2 and fqn[1] in LAYERS else "dbt"
+
+
+def build_vars(run_id: str) -> dict:
+    started = datetime.now(timezone.utc)
+    return {
+        # sorts in time order: publish compares versions as strings
+        "build_version": f"{started:%Y%m%dT%H%M%S%fZ}-{run_id[:8]}",
+        "build_id": run_id,
+        "build_started_at": started.strftime("%Y-%m-%d %H:%M:%S.%f"),
+        "code_revision": code_revision(),
+    }
+
+
+def code_revision() -> str:
+    head = config.project_root() / ".git" / "HEAD"
+    try:
+        ref = head.read_text().strip()
+        if ref.startswith("ref: "):
+            ref_path = config.project_root() / ".git" / ref[5:]
+            if ref_path.exists():
+                return ref_path.read_text().strip()[:12]
+            packed = config.project_root() / ".git" / "packed-refs"
+            for line in packed.read_text().splitlines() if packed.exists() else []:
+                if line.endswith(ref[5:]):
+                    return line.split()[0][:12]
+            return "unknown"
+        return ref[:12]
+    except OSError:
+        return "unknown"
+
+
+def first_dbt_failure(target: os.PathLike) -> str:
+    """One line naming the first failed node of a dbt invocation."""
+    path = os.path.join(target, "run_results.json")
+    try:
+        results = json.load(open(path))["results"]
+    except (OSError, ValueError, KeyError):
+        return "dbt build failed before producing results (see the dbt log)"
+    for r in results:
+        if r.get("status") in ("error", "fail", "runtime error"):
+            message = (r.get("message") or "").strip().splitlines()
+            detail = next((m.strip() for m in message if m.strip()), r.get("status"))
+            return f"dbt {r.get('status')} in {r['unique_id']}: {detail}"[:400]
+    return "dbt build failed (no failing node recorded)"
+
+
+ensure_manifest()
+
+
+@dbt_assets(manifest=MANIFEST_PATH, dagster_dbt_translator=BenchTranslator(
+    settings=DagsterDbtTranslatorSettings(enable_asset_checks=True)), name="dbt_build")
+def dbt_build(context: dg.AssetExecutionContext, dbt: DbtCliResource):
+    """Build staging → marts/site/audit into warehouse/build/<run id>.duckdb, with dbt tests."""
+    path = build_path(context.run_id)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    os.environ["BENCHWH_BUILD_PATH"] = str(path)
+    os.environ["BENCHWH_HOME"] = str(config.home())
+    os.environ.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
+    target = build_dir() / f"{context.run_id}-target"
+    progress(f"dbt: building into {path.name}")
+    invocation = dbt.cli(["build", "--vars", json.dumps(build_vars(context.run_id))], context=context,
+                         raise_on_error=False, target_path=target)
+    built = 0
+    for event in invocation.stream():
+        if isinstance(event, dg.Output):
+            built += 1
+        yield event
+    if not invocation.is_successful():
+        raise dg.Failure(description=first_dbt_failure(target))
+    progress(f"dbt: {built} models built and tested")

@@ -1,0 +1,22 @@
+"""One Definitions object for `dagster dev -m orchestration.definitions` and the benchwh CLI."""
+import dagster as dg
+
+from orchestration.assets import landing_assets
+from orchestration.dbt_assets import dbt_build
+from orchestration.jobs import refresh_job
+from orchestration.publish_asset import benchmarks_duckdb
+from orchestration.resources import dbt_resource
+from orchestration.schedules import schedules
+
+try:
+    from orchestration.sensors import sensors
+except ImportError:  # the inbox sensor module is optional until local runs land
+    sensors = []
+
+defs = dg.Definitions(
+    assets=[*landing_assets(), dbt_build, benchmarks_duckdb],
+    jobs=[refresh_job],
+    schedules=schedules,
+    sensors=sensors,
+    resources={"dbt": dbt_resource()},
+)

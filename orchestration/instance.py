@@ -1,0 +1,30 @@
+"""DAGSTER_HOME lives under the warehouse home unless set, with runs of `refresh` queued one at a time."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ingest import config
+
+DAGSTER_YAML = """\
+# Written by benchwh: refresh runs are serialised (one publish at a time).
+run_coordinator:
+  module: dagster.core.run_coordinator
+  class: QueuedRunCoordinator
+  config:
+    tag_concurrency_limits:
+      - key: "benchwh/serial"
+        limit: 1
+telemetry:
+  enabled: false
+"""
+
+
+def ensure_dagster_home() -> Path:
+    home = Path(os.environ.get("DAGSTER_HOME") or config.home() / "dagster")
+    home.mkdir(parents=True, exist_ok=True)
+    yaml = home / "dagster.yaml"
+    if not yaml.exists():
+        yaml.write_text(DAGSTER_YAML)
+    os.environ["DAGSTER_HOME"] = str(home)
+    return home

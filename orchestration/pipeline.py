@@ -1,0 +1,82 @@
+"""Run the refresh job in-process (what `benchwh refresh` and `runs add` call)."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from ingest import config
+from orchestration.progress import progress
+
+
+@dataclass
+class RefreshResult:
+    success: bool
+    error: str | None = None
+    run_id: str | None = None
+    seconds: float = 0.0
+    landed: dict = field(default_factory=dict)  # source -> {"rows": n, "quarantined": n}
+    version: str | None = None
+    tables: int = 0
+
+
+def _failure_reason(result) -> str:
+    for event in result.all_events:
+        if event.event_type_value == "STEP_FAILURE":
+            data = event.event_specific_data
+            err = getattr(data, "error", None)
+            while err is not None and err.cause is not None:  # the innermost cause says what broke
+                err = err.cause
+            user = getattr(data, "user_failure_data", None)
+            text = (getattr(user, "description", None) or (err.message if err else "") or "step failed")
+            line = next((l.strip() for l in text.splitlines() if l.strip()), "step failed")
+            step = event.step_key or "run"
+            return f"{step}: {line}"
+        if event.event_type_value == "ASSET_CHECK_EVALUATION":
+            ev = event.event_specific_data
+            if not ev.passed and ev.severity.value == "ERROR":
+                return f"check {ev.asset_check_key.name} failed on {'/'.join(ev.asset_key.path)}: {ev.description}"
+    return "the refresh run failed"
+
+
+def run_refresh(offline: bool = False, sources: list[str] | None = None,
+                log: Callable[[str], None] = progress) -> RefreshResult:
+    """Fetch (all sources, the named ones, or none when sources == []), land, build, audit, publish."""
+    from orchestration.instance import ensure_dagster_home
+    from orchestration.publish import clean_abandoned_builds, home_lock
+
+    started = time.monotonic()
+    ensure_dagster_home()
+    with home_lock("refresh", log):
+        clean_abandoned_builds(log=log)
+        from dagster import DagsterInstance
+
+        from orchestration.definitions import defs
+
+        tag_sources = "all" if sources is None else (",".join(sources) if sources else "none")
+        job = defs.get_job_def("refresh")
+        with DagsterInstance.get() as instance:
+            result = job.execute_in_process(
+                instance=instance, raise_on_error=False,
+                tags={"benchwh/sources": tag_sources, "benchwh/offline": "1" if offline else "0"},
+                run_config={"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}},
+            )
+        out = RefreshResult(success=result.success, run_id=result.run_id,
+                            seconds=time.monotonic() - started)
+        if not result.success:
+            out.error = _failure_reason(result)
+            clean_abandoned_builds(log=None)
+            return out
+        for event in result.all_events:
+            if event.event_type_value == "ASSET_MATERIALIZATION":
+                mat = event.event_specific_data.materialization
+                key = mat.asset_key.path
+                md = {k: v.value for k, v in mat.metadata.items()}
+                if key[0] == "landing":
+                    agg = out.landed.setdefault(key[1], {"rows": 0, "quarantined": 0})
+                    agg["rows"] += int(md.get("rows_landed", 0))
+                    agg["quarantined"] += int(md.get("rows_quarantined", 0))
+                elif key[0] == "publish":
+                    out.version = md.get("version")
+                    out.tables = int(md.get("tables", 0))
+        return out

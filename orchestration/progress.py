@@ -1,0 +1,11 @@
+"""Progress lines for people running `benchwh` (Dagster's own logs stay quiet in the CLI)."""
+from __future__ import annotations
+
+import sys
+import time
+
+_START = time.monotonic()
+
+
+def progress(message: str) -> None:
+    print(f"[{time.monotonic() - _START:6.1f}s] {message}", file=sys.stderr, flush=True)
