@@ -38,7 +38,7 @@ class OpenAIServerConfig:
     n_ctx: int | None = None  # served in /props; prompts above it are refused
     recall_up_to: int | None = None  # recalls the needle only up to this many prompt tokens
     cut_after: int | None = None  # drop the connection after this many tokens ...
-    cut_requests: int = 0  # ... for this many chat requests (then answer normally)
+    cut_requests: tuple[int, ...] = ()  # ... in these chat requests (0 = the first one)
     hang_s: float | None = None  # wait this long before answering anything
     model_404: bool = False  # answer like an OpenAI server asked for a model it does not have
     props_model_path: str | None = "/models/Test-Model-7B-Q4_K_M.gguf"
@@ -56,7 +56,6 @@ class OpenAIServer:
         if self.config.expose_props:
             self.server.route("/props", self._props)
         self.chat_requests: list[dict] = []
-        self._cuts_done = 0
 
     @property
     def url(self) -> str:
@@ -88,6 +87,7 @@ class OpenAIServer:
     def _chat(self, req: Request) -> Reply:
         cfg = self.config
         body = json.loads(req.body)
+        index = len(self.chat_requests)
         self.chat_requests.append(body)
         if cfg.hang_s:
             return Reply(200, b"", delay_s=cfg.hang_s)
@@ -101,10 +101,7 @@ class OpenAIServer:
                 "code": 400, "type": "exceed_context_size_error",
                 "message": f"the request exceeds the available context size ({prompt_tokens} > {cfg.n_ctx})"}})
         tokens = self._answer(prompt, prompt_tokens, body.get("max_tokens") or 16)
-        cut = None
-        if cfg.cut_after is not None and self._cuts_done < cfg.cut_requests:
-            self._cuts_done += 1
-            cut = cfg.cut_after
+        cut = cfg.cut_after if index in cfg.cut_requests else None
         include_usage = cfg.usage and (body.get("stream_options") or {}).get("include_usage")
         chunks = self._stream(req.at, tokens, prompt_tokens, include_usage, cut)
         headers = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
