@@ -1,0 +1,171 @@
+"""`benchwh runs add` and the inbox: receive files, decide, store, land.
+
+For each received file (files.py refuses hostile ones first):
+  1. wrap it with its sidecar/CLI metadata and the trusted keys that match (intake.py);
+  2. parse the wrapper exactly as landing will (so the verdict is the landed one);
+  3. compare with what is already landed: same file bytes -> `duplicate`; a run id already
+     landed -> `duplicate` (tool outputs re-serialized hash to the same id), except a run file
+     whose submission_id is known with other bytes -> `rejected: replay`;
+  4. store the wrapper in the raw store under source `runs`; parse-rejected files are stored
+     too (they land in the quarantine with their reason, rebuilt from raw like the rest);
+     duplicates and replays are not stored (nothing of them would land).
+Then the Lander lands every pending `runs` payload.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable
+
+import duckdb
+
+from ingest.landing import Lander
+from ingest.raw_store import RawStore, parse_iso, utc_iso
+from ingest.runs import dsse
+from ingest.runs.errors import RunRejected
+from ingest.runs.files import MAX_FILE_BYTES, Received, collect
+from ingest.runs.intake import make_intake, parse_intake, validate_meta
+from ingest.runs.payload import loads_strict
+
+SOURCE = "runs"
+
+
+@dataclass
+class FileResult:
+    name: str
+    status: str  # accepted | duplicate | rejected
+    reason: str | None = None
+    check: str | None = None
+    runs: list[str] = field(default_factory=list)  # source_run_ids accepted
+    samples: int = 0
+    path: Path | None = None
+
+    def line(self) -> str:
+        if self.status == "rejected":
+            return f"{self.name}: rejected: {self.reason}"
+        if self.status == "duplicate":
+            return f"{self.name}: duplicate" + (f" ({self.reason})" if self.reason else "")
+        return f"{self.name}: accepted ({len(self.runs)} run{'s' if len(self.runs) != 1 else ''}, {self.samples} samples)"
+
+
+class KnownRuns:
+    """What is already landed (or stored and pending): run ids and file hashes."""
+
+    def __init__(self, home: Path, store: RawStore, lander: Lander):
+        self.run_files: dict[tuple[str, str], set[str]] = {}
+        self.files: set[str] = set()
+        glob = str(lander.entity_dir(SOURCE, "runs") / "*.parquet")
+        con = duckdb.connect()
+        try:
+            rows = con.execute(
+                "SELECT source, source_run_id, file_sha256 FROM read_parquet(?, union_by_name=true)",
+                [glob]).fetchall()
+        except duckdb.Error:
+            rows = []  # nothing landed yet
+        finally:
+            con.close()
+        for source, run_id, sha in rows:
+            self.add(source, run_id, sha)
+        for entry in lander.pending(SOURCE):  # stored but not landed yet (an interrupted add)
+            try:
+                doc, runs = parse_intake(store.read(entry), parse_iso(entry.fetched_at))
+            except (RunRejected, ValueError, OSError):
+                continue
+            for run in runs:
+                self.add(run.source, run.source_run_id, doc["file_sha256"])
+
+    def add(self, source: str, run_id: str, file_sha: str) -> None:
+        self.run_files.setdefault((source, run_id), set()).add(file_sha)
+        self.files.add(file_sha)
+
+
+def merge_meta(sidecar: bytes | None, flags: dict | None, name: str) -> dict:
+    """Sidecar `<file>.meta.json` values, overridden by CLI flags (the explicit word wins)."""
+    meta = {}
+    if sidecar is not None:
+        meta = validate_meta(loads_strict(sidecar, f"{name}.meta.json"), f"{name}.meta.json")
+    for k, v in (flags or {}).items():
+        if v is not None:
+            meta[k] = v
+    return validate_meta(meta, "meta") if meta else {}
+
+
+def receive(items: list[Received], home: Path, flags: dict | None = None,
+            now: datetime | None = None, log: Callable[[str], None] | None = None) -> list[FileResult]:
+    """Decide, store and land a batch of received files. Returns one result per file."""
+    home = Path(home)
+    store = RawStore(home / "raw")
+    lander = Lander(home / "landing", store, log=lambda _m: None)
+    from ingest.sources.runs import RunsSource
+    source = RunsSource()
+    lander.ensure_layout(source)
+    try:
+        trusted = dsse.load_trusted_keys(home)
+    except ValueError as exc:
+        raise SystemExit(f"benchwh: {exc}") from None
+    known = KnownRuns(home, store, lander)
+    results: list[FileResult] = []
+    for item in items:
+        received_at = now or datetime.now(timezone.utc)
+        result = _decide(item, flags, trusted, known, store, received_at)
+        results.append(result)
+        if log:
+            log(result.line())
+    lander.land_pending(source)
+    return results
+
+
+def _decide(item: Received, flags, trusted, known: KnownRuns, store: RawStore,
+            received_at: datetime) -> FileResult:
+    res = FileResult(item.name, "rejected", item.reason, item.check, path=item.path)
+    if item.reason is not None:
+        return res
+    try:
+        meta = merge_meta(item.sidecar, flags, item.name)
+    except RunRejected as exc:
+        res.reason, res.check = exc.reason, exc.check
+        return res
+    wrapper, _kind = make_intake(item.body, item.name, meta, trusted)
+    try:
+        doc, runs = parse_intake(wrapper, received_at)
+    except RunRejected as exc:
+        res.reason, res.check = exc.reason, exc.check
+        if len(item.body) <= MAX_FILE_BYTES:
+            store.put(SOURCE, wrapper, url=f"file://{item.name}", ext="json", fetched_at=utc_iso(received_at))
+        return res
+    if doc["file_sha256"] in known.files:
+        res.status, res.reason = "duplicate", "same file already added"
+        return res
+    new_runs = []
+    for run in runs:
+        seen = known.run_files.get((run.source, run.source_run_id))
+        if seen is None:
+            new_runs.append(run)
+        elif run.source == "runfile":
+            res.reason, res.check = (f"replay: submission_id {run.submission_id} was already added "
+                                     "with other bytes"), "replay"
+            return res
+    if not new_runs:
+        res.status, res.reason = "duplicate", "same measurements already added"
+        return res
+    store.put(SOURCE, wrapper, url=f"file://{item.name}", ext="json", fetched_at=utc_iso(received_at))
+    for run in runs:
+        known.add(run.source, run.source_run_id, doc["file_sha256"])
+    res.status, res.reason = "accepted", None
+    res.runs = [r.source_run_id for r in new_runs]
+    res.samples = sum(len(r.samples) for r in new_runs)
+    return res
+
+
+def add_paths(paths: list[Path], home: Path, flags: dict | None = None,
+              log: Callable[[str], None] | None = None) -> list[FileResult]:
+    return receive(list(collect([Path(p) for p in paths])), home, flags, log=log)
+
+
+def summary(results: list[FileResult]) -> str:
+    counts = {s: sum(1 for r in results if r.status == s) for s in ("accepted", "duplicate", "rejected")}
+    runs = sum(len(r.runs) for r in results)
+    return (f"{counts['accepted']} accepted ({runs} runs), {counts['duplicate']} duplicate, "
+            f"{counts['rejected']} rejected")

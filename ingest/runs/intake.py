@@ -1,0 +1,228 @@
+"""The raw payload of the `runs` source: one received file wrapped with what came beside it.
+
+    {"format": "benchwh.intake/1", "kind": "runfile" | "llama-bench-json" | ... ,
+     "name": "<original file name>", "file_sha256": "<sha256 of the file bytes>",
+     "meta": {...sidecar <file>.meta.json merged with CLI flags...},
+     "trusted_keys": [{"keyid", "public_key", "contributor"}],   # runfiles only
+     "content": "<the file's text>"}            # or "content_b64" when it is not UTF-8
+
+Parsing a wrapper is pure, so replaying the raw store gives the same rows. Trust is decided at
+landing time: the trusted keys that matched a run file's signatures when it was added are
+stored in its wrapper, so a later change of trusted_keys.json does not rewrite history (add the
+file again after trusting its key... it is then a duplicate: re-sign with a new submission_id).
+"""
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+from datetime import datetime
+
+from ingest.runs import dsse, llamabench, tools
+from ingest.runs.errors import RunRejected
+from ingest.runs.model import ParsedRun, Sample, check_run, finite
+from ingest.runs.payload import (MAX_GB, MAX_WATTS, check_not_future, loads_strict,
+                                 parse_rfc3339_utc, validate_payload)
+from ingest.runs.textutil import decode_text, json_objects
+
+FORMAT = "benchwh.intake/1"
+MAX_FILE_BYTES = 10 * 1024 * 1024
+
+# sidecar / CLI metadata a tool output may lack; anything else in a sidecar is refused
+META_STR = ("gpu", "cpu", "os", "country", "engine_version", "backend", "model", "quant", "repo",
+            "protocol", "created_at")
+META_NUM = {"gpu_count": (1, 1024, True), "gpu_memory_gb": (0, MAX_GB, False),
+            "ram_gb": (0, MAX_GB, False), "avg_watts": (0, MAX_WATTS, False)}
+
+
+def validate_meta(meta: dict, where: str = "meta") -> dict:
+    if not isinstance(meta, dict):
+        raise RunRejected(f"{where} is not a JSON object", "bad_meta")
+    unknown = sorted(set(meta) - set(META_STR) - set(META_NUM))
+    if unknown:
+        raise RunRejected(f"{where}: unknown field {unknown[0][:40]!r} (known: "
+                          f"{', '.join(sorted(META_STR + tuple(META_NUM)))})", "bad_meta")
+    out = {}
+    for k, v in meta.items():
+        if v is None:
+            continue
+        if k in META_STR:
+            if not isinstance(v, str) or len(v) > 500 or any(ord(c) < 32 for c in v):
+                raise RunRejected(f"{where}.{k} is not a short one-line string", "bad_meta")
+            if k == "country" and not (len(v) == 2 and v.isascii() and v.isalpha() and v.isupper()):
+                raise RunRejected(f"{where}.country {v!r} is not an ISO 3166 alpha-2 code", "bad_meta")
+            if k == "created_at":
+                parse_rfc3339_utc(v, f"{where}.created_at")
+            out[k] = v
+        else:
+            lo, hi, integer = META_NUM[k]
+            out[k] = finite(v, f"{where}.{k}", lo=lo, hi=hi, integer=integer, lo_open=not integer)
+    return out
+
+
+def detect_kind(text: str) -> tuple[str, list | None]:
+    """The format of a received file, from its content (never from its name)."""
+    stripped = text.lstrip()
+    values = None
+    if stripped.startswith("{") and '"payloadType"' in text[:100_000] and '"signatures"' in text:
+        return "runfile", None
+    fmt = llamabench.detect(text)
+    if fmt:
+        return f"llama-bench-{fmt}", None
+    if tools.detect(text, None) == "ollama-verbose":
+        return "ollama-verbose", None
+    values = json_objects(text)
+    kind = tools.detect(text, values)
+    if kind:
+        return kind, values
+    if values and isinstance(values[0], dict) and "schema" in values[0] and "samples" in values[0]:
+        raise RunRejected("an unsigned run payload: sign it first (benchwh runs sign)", "unsigned")
+    raise RunRejected("unknown format (not a run file, llama-bench, Ollama, llama-server or vLLM output)",
+                      "unknown_format")
+
+
+def make_intake(body: bytes, name: str, meta: dict | None = None,
+                trusted_keys: list[dsse.TrustedKey] = ()) -> tuple[bytes, str]:
+    """Wrap a received file. Returns (wrapper bytes, kind); kind "unknown" when undetectable.
+
+    Never raises for bad content: the wrapper of a bad file is stored too and its parse
+    rejects it with the reason (so the quarantine is rebuilt from raw like everything else).
+    """
+    doc = {"format": FORMAT, "name": name[-300:], "file_sha256": hashlib.sha256(body).hexdigest(),
+           "meta": meta or {}, "trusted_keys": []}
+    try:
+        text = body.decode("utf-8")
+        doc["content"] = text
+    except UnicodeDecodeError:
+        doc["content_b64"] = base64.b64encode(body).decode("ascii")
+        text = None
+    kind = "unknown"
+    if text is not None and len(body) <= MAX_FILE_BYTES:
+        try:
+            kind, _ = detect_kind(text)
+        except RunRejected:
+            kind = "unknown"
+    doc["kind"] = kind
+    if kind == "runfile":
+        doc["trusted_keys"] = _keys_for(text, trusted_keys)
+    return json.dumps(doc, sort_keys=True, ensure_ascii=False).encode("utf-8"), kind
+
+
+def _keys_for(envelope_text: str, trusted_keys) -> list[dict]:
+    try:
+        env = json.loads(envelope_text)
+        ids = {str(s.get("keyid", "")).lower() for s in env.get("signatures", []) if isinstance(s, dict)}
+    except (ValueError, AttributeError, TypeError):
+        ids = set()
+    keys = [k for k in trusted_keys if k.keyid in ids or "" in ids]
+    return [{"keyid": k.keyid, "public_key": base64.b64encode(k.public_key).decode("ascii"),
+             "contributor": k.contributor} for k in keys]
+
+
+def read_intake(wrapper: bytes) -> dict:
+    try:
+        doc = json.loads(wrapper.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise RunRejected("raw payload is not a benchwh intake wrapper", "malformed_payload") from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise RunRejected("raw payload is not a benchwh intake wrapper", "malformed_payload")
+    return doc
+
+
+def content_bytes(doc: dict) -> bytes:
+    if "content" in doc:
+        return doc["content"].encode("utf-8")
+    try:
+        return base64.b64decode(doc.get("content_b64", ""), validate=True)
+    except (binascii.Error, ValueError):
+        raise RunRejected("raw payload content is not base64", "malformed_payload") from None
+
+
+def parse_intake(wrapper: bytes, received_at: datetime) -> tuple[dict, list[ParsedRun]]:
+    """Pure: a wrapper (+ when it was received) -> its runs, or RunRejected with the reason."""
+    doc = read_intake(wrapper)
+    body = content_bytes(doc)
+    if len(body) > MAX_FILE_BYTES:
+        raise RunRejected(f"file larger than {MAX_FILE_BYTES // (1024 * 1024)} MB", "too_large")
+    text = decode_text(body, "file")
+    if "\x00" in text:
+        raise RunRejected("file contains NUL bytes (binary, not a text output)", "malformed_payload")
+    kind, values = detect_kind(text)
+    meta = validate_meta(doc.get("meta") or {}, "meta")
+    default_time = received_at
+    if meta.get("created_at"):
+        default_time = parse_rfc3339_utc(meta["created_at"], "meta.created_at")
+        check_not_future(default_time, received_at, "meta.created_at")
+    if kind == "runfile":
+        runs = [_runfile(body, doc, received_at)]
+    else:
+        if kind.startswith("llama-bench-"):
+            runs = llamabench.parse(text, kind.split("-", 2)[2], default_time)
+        elif kind == "ollama-verbose":
+            runs = tools.parse_ollama_verbose(text, default_time)
+        elif kind == "ollama":
+            runs = tools.parse_ollama(values, default_time)
+        elif kind == "llama-server":
+            runs = tools.parse_llama_server(values, default_time)
+        elif kind == "vllm":
+            runs = tools.parse_vllm(values, default_time)
+        else:  # pragma: no cover - detect_kind raises first
+            raise RunRejected(f"unknown format {kind}", "unknown_format")
+        for run in runs:
+            _apply_meta(run, meta)
+    for run in runs:
+        check_run(run, received_at)
+    return doc, runs
+
+
+def _apply_meta(run: ParsedRun, meta: dict) -> None:
+    """What the person said about the machine wins over what the tool guessed."""
+    mapping = {"gpu": "gpu", "cpu": "cpu", "os": "os", "country": "country", "gpu_count": "gpu_count",
+               "gpu_memory_gb": "gpu_memory_gb", "ram_gb": "ram_gb", "engine_version": "engine_version",
+               "backend": "engine_backend", "model": "model_name", "quant": "model_quant",
+               "repo": "model_repo", "protocol": "protocol_name"}
+    for key, attr in mapping.items():
+        if meta.get(key) is not None:
+            setattr(run, attr, meta[key])
+    if meta.get("avg_watts") is not None and run.power_avg_watts is None:
+        run.power_method, run.power_avg_watts = "sensor", meta["avg_watts"]
+
+
+def _runfile(body: bytes, doc: dict, received_at: datetime) -> ParsedRun:
+    try:
+        keys = dsse.parse_trusted_keys({"keys": doc.get("trusted_keys") or []})
+    except ValueError as exc:
+        raise RunRejected(f"stored trusted key invalid: {exc}", "malformed_payload") from None
+    verified = dsse.verify_envelope(body, keys)
+    p = validate_payload(verified.payload_bytes, received_at)
+    m, e, md, pr = p["machine"], p["engine"], p["model"], p["protocol"]
+    run = ParsedRun(
+        source="runfile", source_run_id=p["submission_id"], submission_id=p["submission_id"],
+        created_at=parse_rfc3339_utc(p["created_at"], "created_at"),
+        gpu=m["gpu"], gpu_count=m["gpu_count"], gpu_memory_gb=m["gpu_memory_gb"], cpu=m["cpu"],
+        ram_gb=m["ram_gb"], os=m["os"], country=m["country"],
+        engine_name=e["name"], engine_version=e["version"], engine_backend=e["backend"],
+        model_name=md["name"], model_repo=md["repo"], model_file=md["file"], model_quant=md["quant"],
+        model_file_size_bytes=md["file_size_bytes"], model_sha256=md["sha256"],
+        protocol_name=pr["name"], protocol_prompt_tokens=pr["prompt_tokens"],
+        protocol_gen_tokens=pr["gen_tokens"], protocol_sampling=pr["sampling"],
+        protocol_repetitions=pr["repetitions"] or len(p["samples"]),
+        trust=verified.trust, keyid=verified.keyid, contributor=verified.contributor,
+        context_recall=p["context_recall"], capabilities=p["capabilities"],
+    )
+    if p["power"]:
+        run.power_method = p["power"]["method"]
+        run.power_avg_watts = p["power"]["avg_watts"]
+        run.power_energy_j = p["power"]["energy_j"]
+    if p["memory"]:
+        run.memory_peak_bytes = p["memory"]["peak_bytes"]
+    for i, s in enumerate(p["samples"]):
+        run.samples.append(Sample(
+            test_name=pr["name"], test_index=0, sample_index=i,
+            n_prompt=s["prompt_tokens"] if s["prompt_tokens"] is not None else pr["prompt_tokens"],
+            n_gen=s["gen_tokens"] if s["gen_tokens"] is not None else pr["gen_tokens"],
+            ttft_ms=s["ttft_ms"], prompt_tps=s["prompt_tps"], gen_tps=s["gen_tps"],
+            turn_time_ms=s["turn_time_ms"], measured_at=run.created_at,
+        ))
+    return run
