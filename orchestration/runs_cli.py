@@ -1,0 +1,159 @@
+"""`benchwh keys generate|trust` and `benchwh runs sign|add` (registered by orchestration/cli.py).
+
+Every handler returns an exit code; user mistakes are one line on stderr (exit 2).
+"""
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import sys
+from pathlib import Path
+
+from ingest import config
+
+
+def _fail(message: str, code: int = 2) -> int:
+    print(f"benchwh: {message}", file=sys.stderr)
+    return code
+
+
+def cmd_keys_generate(args) -> int:
+    from ingest.runs import dsse
+
+    out = Path(args.out) if args.out else config.home() / "keys" / "benchwh_ed25519.pem"
+    if out.exists():
+        return _fail(f"{out} already exists; not overwriting a private key (choose another --out)")
+    try:
+        public_raw, keyid = dsse.write_private_key(out)
+    except OSError as exc:
+        return _fail(f"cannot write {out}: {exc.strerror or exc}")
+    print(f"private key: {out} (mode 0600, keep it secret)")
+    print(f"public key:  {base64.b64encode(public_raw).decode('ascii')}")
+    print(f"keyid:       {keyid}")
+    print(f"to trust it: benchwh keys trust {base64.b64encode(public_raw).decode('ascii')} --contributor NAME")
+    return 0
+
+
+def cmd_keys_trust(args) -> int:
+    from ingest.runs import dsse
+
+    try:
+        key = dsse.trust_key(config.home(), args.public_key, args.contributor)
+    except ValueError as exc:
+        return _fail(str(exc))
+    except OSError as exc:
+        return _fail(f"cannot write trusted_keys.json: {exc.strerror or exc}")
+    print(f"trusted key {key.keyid} for contributor {key.contributor!r} "
+          f"in {config.home() / dsse.TRUSTED_KEYS_FILE}")
+    return 0
+
+
+def cmd_runs_sign(args) -> int:
+    from ingest.runs import dsse
+    from ingest.runs.errors import RunRejected
+    from ingest.runs.files import Refused, read_capped
+    from ingest.runs.payload import validate_payload
+
+    src = Path(args.payload)
+    try:
+        body = read_capped(src)
+    except Refused as exc:
+        return _fail(f"{src}: {exc.reason}")
+    try:
+        key = dsse.load_private_key(args.key)
+    except ValueError as exc:
+        return _fail(str(exc))
+    except OSError as exc:
+        return _fail(f"--key {args.key}: {exc.strerror or exc}")
+    try:
+        # refuse to sign what landing would reject (the exact bytes are signed, unchanged)
+        validate_payload(body)
+    except RunRejected as exc:
+        return _fail(f"{src}: not a valid benchwh.run/1 payload: {exc.reason}")
+    envelope = dsse.sign_payload(body, key)
+    out = Path(args.out) if args.out else src.with_name(src.stem + ".dsse.json")
+    if out.exists() and not args.force:
+        return _fail(f"{out} already exists (use --force to replace it)")
+    tmp = out.with_name(f".{out.name}.tmp")
+    tmp.write_text(json.dumps(envelope, indent=2) + "\n", encoding="utf-8")
+    tmp.replace(out)
+    print(f"wrote {out} (signed by key {envelope['signatures'][0]['keyid']})")
+    return 0
+
+
+def cmd_runs_add(args) -> int:
+    from ingest.runs.add import add_paths, summary
+    from ingest.runs.errors import RunRejected
+    from ingest.runs.intake import validate_meta
+
+    flags = {"gpu": args.gpu, "gpu_count": args.gpu_count, "gpu_memory_gb": args.gpu_memory_gb,
+             "cpu": args.cpu, "ram_gb": args.ram_gb, "os": args.os,
+             "country": args.country.upper() if args.country else None,
+             "engine_version": args.engine_version, "backend": args.backend, "model": args.model,
+             "quant": args.quant, "repo": args.repo, "protocol": args.protocol,
+             "created_at": args.created_at, "avg_watts": args.avg_watts}
+    flags = {k: v for k, v in flags.items() if v is not None}
+    try:
+        validate_meta(flags, "flags")
+    except RunRejected as exc:
+        return _fail(exc.reason)
+    results = add_paths([Path(p) for p in args.paths], config.home(), flags, log=print)
+    print(summary(results))
+    accepted = [r for r in results if r.status == "accepted"]
+    rejected = [r for r in results if r.status == "rejected"]
+    if accepted and not args.no_publish:
+        from orchestration.pipeline import run_refresh
+
+        result = run_refresh(sources=[], offline=True)
+        if not result.success:
+            print(f"benchwh: landed, but the rebuild failed: {result.error}", file=sys.stderr)
+            return 1
+        print(f"published {getattr(result, 'version', '') or ''} -> {config.published_path()}".replace("  ", " "))
+    return 1 if rejected else 0
+
+
+def register(subparsers) -> None:
+    keys = subparsers.add_parser("keys", help="signing keys for run files")
+    ksub = keys.add_subparsers(dest="keys_command", required=True)
+    p = ksub.add_parser("generate", help="write a new Ed25519 private key (mode 0600), print its public key")
+    p.add_argument("--out", metavar="PATH", help="private key file (default $BENCHWH_HOME/keys/benchwh_ed25519.pem)")
+    p.set_defaults(func=cmd_keys_generate)
+    p = ksub.add_parser("trust", help="add a public key to $BENCHWH_HOME/trusted_keys.json")
+    p.add_argument("public_key", metavar="PUBLIC_KEY", help="raw 32-byte Ed25519 public key, base64")
+    p.add_argument("--contributor", required=True, metavar="NAME", help="who owns the key")
+    p.set_defaults(func=cmd_keys_trust)
+
+    runs = subparsers.add_parser("runs", help="local benchmark run files")
+    rsub = runs.add_subparsers(dest="runs_command", required=True)
+    p = rsub.add_parser("sign", help="wrap a benchwh.run/1 payload in a signed DSSE envelope")
+    p.add_argument("payload", metavar="PAYLOAD.json")
+    p.add_argument("--key", required=True, metavar="KEY", help="private key from `benchwh keys generate`")
+    p.add_argument("--out", metavar="PATH", help="envelope file (default: PAYLOAD.dsse.json beside it)")
+    p.add_argument("--force", action="store_true", help="replace an existing envelope file")
+    p.set_defaults(func=cmd_runs_sign)
+
+    p = rsub.add_parser(
+        "add", help="land run files, tool outputs, folders and .zip/.tar.gz archives, then rebuild and publish",
+        description="Prints one line per file (accepted, duplicate or rejected: reason) and a summary; "
+                    "exits 1 if anything was rejected. What a tool output lacks comes from a sidecar "
+                    "<file>.meta.json or these flags (flags win). A GPU name is required.")
+    p.add_argument("paths", nargs="+", metavar="PATH")
+    p.add_argument("--no-publish", action="store_true", help="only land; do not rebuild and publish")
+    g = p.add_argument_group("machine and model facts for tool outputs")
+    g.add_argument("--gpu", help="GPU name, e.g. 'NVIDIA GeForce RTX 4090'")
+    g.add_argument("--gpu-count", type=int)
+    g.add_argument("--gpu-memory-gb", type=float)
+    g.add_argument("--cpu")
+    g.add_argument("--ram-gb", type=float)
+    g.add_argument("--os")
+    g.add_argument("--country", help="ISO 3166 alpha-2 code (for grid carbon)")
+    g.add_argument("--engine-version")
+    g.add_argument("--backend", help="CUDA, ROCm, Vulkan, Metal, ...")
+    g.add_argument("--model", help="model name (Ollama --verbose text has none)")
+    g.add_argument("--quant")
+    g.add_argument("--repo", help="Hugging Face repo of the model")
+    g.add_argument("--protocol", help="name for the test profile")
+    g.add_argument("--created-at", help="RFC 3339 UTC time of the run when the output has none")
+    g.add_argument("--avg-watts", type=float, help="average power draw measured during the run")
+    p.set_defaults(func=cmd_runs_add)
