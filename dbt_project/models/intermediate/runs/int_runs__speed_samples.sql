@@ -1,0 +1,109 @@
+-- Local runs in the shape of the speed facts contract (docs/architecture.md): one row per
+-- repetition-level sample. Only the samples of the payload each run was kept from are used.
+-- is_duplicate marks a sample whose measurement (test_key) is already present in another
+-- run, e.g. a bare llama-bench output and a wrapper around the same output with power
+-- readings: the copy with power data, else the first landed, stays the original.
+
+with runs as (
+    select * from {{ ref('int_runs_deduplicated') }}
+),
+
+samples as (
+    select * from {{ ref('stg_runs__samples') }}
+),
+
+joined as (
+    select
+        runs.source,
+        runs.source_run_id,
+        samples.test_index,
+        samples.repetition_index,
+        runs.raw_hardware_name,
+        runs.gpu_memory_gb as hardware_memory_gb,
+        runs.raw_model_name,
+        runs.raw_quant,
+        runs.model_file_name,
+        runs.engine,
+        runs.engine_version,
+        samples.test_name,
+        samples.n_prompt,
+        samples.n_gen,
+        samples.gen_tps,
+        samples.prompt_tps,
+        samples.ttft_ms,
+        samples.turn_time_ms as measured_turn_time_ms,
+        coalesce(samples.power_w, runs.power_avg_w) as power_w,
+        -- a run's energy is shared evenly by its samples when no test has its own
+        coalesce(samples.energy_j, runs.energy_j / nullif(runs.n_samples, 0)) as energy_j,
+        case when coalesce(samples.power_w, runs.power_avg_w, samples.energy_j, runs.energy_j) is not null
+             then coalesce(runs.power_method, 'sensor') end as power_method,
+        coalesce(samples.peak_memory_bytes, runs.peak_memory_bytes) as peak_memory_bytes,
+        runs.country,
+        coalesce(samples.measured_at, runs.created_at) as measured_at,
+        runs.trust,
+        samples.test_key,
+        runs.landed_from_fetched_at,
+        runs.raw_sha256
+    from runs
+    inner join samples
+        on samples.source = runs.source
+        and samples.source_run_id = runs.source_run_id
+        and samples.raw_sha256 = runs.raw_sha256
+),
+
+flagged as (
+    select
+        joined.*,
+        case
+            when joined.test_key is null then false
+            else row_number() over (
+                partition by joined.test_key, joined.repetition_index
+                order by (joined.power_w is null), joined.landed_from_fetched_at, joined.raw_sha256,
+                         joined.source_run_id
+            ) > 1
+        end as is_duplicate,
+        row_number() over (
+            partition by joined.source, joined.source_run_id
+            order by joined.test_index, joined.repetition_index
+        ) - 1 as sample_index
+    from joined
+),
+
+final as (
+    select
+        source,
+        source_run_id,
+        cast(sample_index as integer) as sample_index,
+        raw_hardware_name,
+        hardware_memory_gb,
+        raw_model_name,
+        raw_quant,
+        model_file_name,
+        engine,
+        engine_version,
+        test_name,
+        n_prompt,
+        n_gen,
+        gen_tps,
+        prompt_tps,
+        ttft_ms,
+        -- DESIGN §7: where a source lacks the turn time, derive ttft + 1000 * n_gen / gen_tps
+        coalesce(
+            measured_turn_time_ms,
+            case when ttft_ms is not null and gen_tps > 0 and n_gen is not null
+                 then ttft_ms + 1000.0 * n_gen / gen_tps end
+        ) as turn_time_ms,
+        (measured_turn_time_ms is null and ttft_ms is not null and gen_tps > 0 and n_gen is not null)
+            as is_turn_time_derived,
+        power_w,
+        energy_j,
+        power_method,
+        peak_memory_bytes,
+        country,
+        measured_at,
+        trust,
+        is_duplicate
+    from flagged
+)
+
+select * from final
