@@ -1,5 +1,5 @@
 {% macro drop_build_only_schemas() %}
-    {% if execute and flags.WHICH in ('build', 'run') %}
+    {% if execute and flags.WHICH in ('build', 'run') and not var('keep_build_schemas', false) %}
         {% for schema in ['staging', 'intermediate', 'seeds'] %}
             drop schema if exists {{ schema }} cascade;
         {% endfor %}
