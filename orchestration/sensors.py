@@ -1,0 +1,124 @@
+"""The inbox sensor: files dropped in $BENCHWH_HOME/inbox/ are landed, then published.
+
+Each evaluation takes the regular files at the top of the inbox (hidden files are skipped, so
+write a file under a dot-name and rename it when complete), lands them exactly like
+`benchwh runs add` (ingest/runs/add.py), then moves each one away: accepted and duplicate
+files to inbox/processed/, rejected ones to inbox/rejected/ with `<name>.reason` beside them.
+A sidecar `<file>.meta.json` travels with its file. When anything new landed it requests a
+run of the `refresh` job that fetches nothing (tag benchwh/sources=none): that run builds,
+audits and publishes. The cursor counts batches and remembers the identity (name, size,
+mtime) of the files of recent batches, so a file that could not be moved away is still
+processed only once.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import stat
+from pathlib import Path
+
+import dagster as dg
+
+from ingest import config
+
+SOURCES_TAG = "benchwh/sources"
+REMEMBER = 5000
+
+
+def inbox_dir() -> Path:
+    return config.home() / "inbox"
+
+
+def _identity(path: Path, st: os.stat_result) -> str:
+    return f"{path.name}|{st.st_size}|{st.st_mtime_ns}"
+
+
+def _pending(inbox: Path, seen: set[str]) -> list[tuple[Path, str]]:
+    from ingest.runs.files import is_sidecar
+
+    out = []
+    for entry in sorted(os.scandir(inbox), key=lambda e: e.name):
+        if entry.name.startswith(".") or entry.name.endswith(".reason") or is_sidecar(entry.name):
+            continue
+        st = entry.stat(follow_symlinks=False)
+        if stat.S_ISDIR(st.st_mode):
+            continue  # processed/, rejected/ and any folder a person made
+        ident = _identity(Path(entry.path), st)
+        if ident not in seen:
+            out.append((Path(entry.path), ident))
+    return out
+
+
+def _move(path: Path, folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / path.name
+    n = 1
+    while os.path.lexists(target) or os.path.lexists(target.with_name(target.name + ".reason")):
+        target = folder / f"{path.stem}.{n}{path.suffix}"
+        n += 1
+    shutil.move(str(path), str(target))
+    side = path.with_name(path.name + ".meta.json")
+    if os.path.lexists(side):
+        shutil.move(str(side), str(target.with_name(target.name + ".meta.json")))
+    return target
+
+
+def process_inbox(cursor: str | None, log=print) -> tuple[list, str, bool]:
+    """Land the inbox's new files. Returns (results, new cursor, anything accepted)."""
+    from ingest.runs.add import receive
+    from ingest.runs.files import collect
+
+    state = json.loads(cursor) if cursor else {"batches": 0, "seen": []}
+    inbox = inbox_dir()
+    inbox.mkdir(parents=True, exist_ok=True)
+    seen = set(state["seen"])
+    pending = _pending(inbox, seen)
+    if not pending:
+        return [], json.dumps(state), False
+    items = []
+    for path, _ident in pending:
+        items.extend(collect([path]))
+    results = receive(items, config.home(), log=log)
+    # an archive gives one result per member: the archive goes where its worst member went
+    verdict: dict[str, list] = {}
+    for r in results:
+        top = r.name.split("!", 1)[0]
+        verdict.setdefault(top, []).append(r)
+    for path, ident in pending:
+        rs = verdict.get(path.name, [])
+        rejected = [r for r in rs if r.status == "rejected"]
+        try:
+            if rejected or not rs:
+                target = _move(path, inbox / "rejected")
+                reasons = "\n".join(f"{r.name}: {r.reason}" for r in rejected) or "nothing to import"
+                target.with_name(target.name + ".reason").write_text(reasons + "\n", encoding="utf-8")
+            else:
+                _move(path, inbox / "processed")
+        except OSError as exc:
+            log(f"inbox: cannot move {path.name}: {exc}")
+        seen.add(ident)
+    state["batches"] += 1
+    state["seen"] = sorted(seen)[-REMEMBER:]
+    accepted = any(r.status == "accepted" for r in results)
+    return results, json.dumps(state), accepted
+
+
+@dg.sensor(job_name="refresh", minimum_interval_seconds=30,
+           default_status=dg.DefaultSensorStatus.RUNNING,
+           description="Land run files dropped in $BENCHWH_HOME/inbox/, then build and publish (no fetching).")
+def inbox_sensor(context: dg.SensorEvaluationContext):
+    results, cursor, accepted = process_inbox(context.cursor, log=context.log.info)
+    context.update_cursor(cursor)
+    if not results:
+        return dg.SkipReason("inbox empty")
+    counts = {s: sum(1 for r in results if r.status == s) for s in ("accepted", "duplicate", "rejected")}
+    if not accepted:
+        return dg.SkipReason(f"nothing new: {counts['duplicate']} duplicate, {counts['rejected']} rejected")
+    batch = json.loads(cursor)["batches"]
+    digest = hashlib.sha256("\n".join(sorted(r.name for r in results)).encode()).hexdigest()[:12]
+    return dg.RunRequest(run_key=f"inbox-{batch}-{digest}", tags={SOURCES_TAG: "none", "benchwh/offline": "0"})
+
+
+sensors = [inbox_sensor]
