@@ -15,7 +15,7 @@ select
     repo,
     build_file_name as file_name,
     min(quant) as quant,
-    sum(size_bytes) as file_size_bytes,
+    cast(sum(size_bytes) as bigint) as file_size_bytes,
     count(*) as n_parts,
     coalesce(max(split_count), 1) as n_parts_expected,
     count(*) = coalesce(max(split_count), 1) as is_complete,
