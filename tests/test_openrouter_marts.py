@@ -96,9 +96,15 @@ def test_disappearing_model_is_closed_and_reappearing_model_reopens(offline_buil
 def test_router_with_dynamic_prices_is_not_in_marts_and_ids_are_canonicalised(offline_build):
     _, db = offline_build
     assert query(db, "select count(*) from marts.fct_api_prices where openrouter_id = 'openrouter/auto'") == [(0,)]
-    assert query(db, """select model_id, is_free, is_free_variant from marts.fct_api_prices
-                        where openrouter_id = 'meta-llama/llama-3.3-70b-instruct:free'""") == [
-        ("llama-3.3-70b-instruct", True, True)]
+    assert query(db, """select is_free, is_free_variant from marts.fct_api_prices
+                        where openrouter_id = 'meta-llama/llama-3.3-70b-instruct:free'""") == [(True, True)]
+    # the `:free` variant is the same canonical model as the paid id
+    assert query(db, """select count(distinct model_id) from marts.fct_api_prices
+                        where openrouter_id in ('meta-llama/llama-3.3-70b-instruct',
+                                                'meta-llama/llama-3.3-70b-instruct:free')""") == [(1,)]
+    # an id no seed knows keeps a provisional id instead of a null
+    assert query(db, """select model_id, is_model_in_catalogue from marts.fct_api_prices
+                        where openrouter_id = 'liquid/lfm-2.2-6b'""") == [("unresolved:lfm-2.2-6b", False)]
     # one open range per listed model of the latest snapshot (30 listed, the router quarantined)
     assert query(db, "select count(*) from marts.fct_api_prices where is_current") == [(29,)]
 

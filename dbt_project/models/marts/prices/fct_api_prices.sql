@@ -15,6 +15,14 @@ fetches as (
     select * from {{ ref('stg_raw__fetches') }}
 ),
 
+catalogue as (
+    select * from {{ ref('model_catalogue') }}
+),
+
+aliases as (
+    select * from {{ ref('model_aliases') }}
+),
+
 landed_bodies as (
     select distinct raw_sha256 from models
 ),
@@ -95,13 +103,68 @@ ranges as (
     group by openrouter_id, range_number
 ),
 
+-- canonical model of each OpenRouter id, most specific evidence first: the catalogue's own
+-- openrouter_id, an alias, the catalogue's id without the `:free`-style variant, then the shared
+-- name normalisation (only when exactly one catalogue model has that key). Otherwise the same
+-- provisional id the dims give an unmatched name.
+listed_ids as (
+    select distinct
+        openrouter_id,
+        regexp_replace(openrouter_id, ':[a-z0-9_-]+$', '') as base_openrouter_id,
+        {{ normalise_model_name('openrouter_id') }} as name_key
+    from ranges
+),
+
+catalogue_by_openrouter_id as (
+    select openrouter_id, min(model_id) as model_id
+    from catalogue
+    where openrouter_id is not null
+    group by openrouter_id
+),
+
+catalogue_by_base_id as (
+    select regexp_replace(openrouter_id, ':[a-z0-9_-]+$', '') as base_openrouter_id, min(model_id) as model_id
+    from catalogue
+    where openrouter_id is not null
+    group by 1
+    having count(distinct model_id) = 1
+),
+
+catalogue_keys as (
+    select model_id, {{ normalise_model_name('model_id') }} as name_key from catalogue
+    union
+    select model_id, {{ normalise_model_name('name') }} as name_key from catalogue
+    union
+    select model_id, {{ normalise_model_name('alias') }} as name_key from aliases
+),
+
+catalogue_by_key as (
+    select name_key, min(model_id) as model_id
+    from catalogue_keys
+    where name_key is not null
+    group by name_key
+    having count(distinct model_id) = 1
+),
+
+resolved_ids as (
+    select
+        listed_ids.openrouter_id,
+        coalesce(
+            by_id.model_id, by_alias.model_id, by_base_id.model_id, by_key.model_id
+        ) as catalogue_model_id,
+        {{ provisional_id('listed_ids.name_key', 'listed_ids.openrouter_id') }} as provisional_model_id
+    from listed_ids
+    left join catalogue_by_openrouter_id as by_id on listed_ids.openrouter_id = by_id.openrouter_id
+    left join aliases as by_alias on listed_ids.openrouter_id = by_alias.alias
+    left join catalogue_by_base_id as by_base_id on listed_ids.base_openrouter_id = by_base_id.base_openrouter_id
+    left join catalogue_by_key as by_key on listed_ids.name_key = by_key.name_key
+),
+
 final as (
     select
         ranges.openrouter_id,
-        -- TODO(dims): look the canonical id up in the model catalogue/aliases seeds once they
-        -- exist; until then a provisional id: lowercase, no `vendor/` prefix, no `:variant` suffix.
-        regexp_replace(regexp_replace(lower(ranges.openrouter_id), ':[a-z0-9_-]+$', ''), '^[^/]*/', '')
-            as model_id,
+        coalesce(resolved_ids.catalogue_model_id, resolved_ids.provisional_model_id) as model_id,
+        resolved_ids.catalogue_model_id is not null as is_model_in_catalogue,
         ranges.model_name,
         ranges.valid_from,
         next_observation.observed_at as valid_to,
@@ -114,6 +177,7 @@ final as (
         ranges.last_seen_at,
         ranges.n_observations
     from ranges
+    inner join resolved_ids on ranges.openrouter_id = resolved_ids.openrouter_id
     left join sequenced as next_observation
         on next_observation.observation_seq = ranges.last_observation_seq + 1
 )
