@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from ingest.bench import recall
-from ingest.bench.client import BenchError
+from ingest.bench.client import BenchError, UsageError
 from ingest.bench.runner import BenchOptions, run_bench
 
 
@@ -56,9 +56,9 @@ def _sizes(text: str | None) -> tuple[int, ...]:
     try:
         sizes = tuple(int(s) for s in text.split(",") if s.strip())
     except ValueError:
-        raise BenchError(f"--recall-sizes {text!r}: expected numbers separated by commas") from None
+        raise UsageError(f"--recall-sizes {text!r}: expected numbers separated by commas") from None
     if not sizes or any(s <= 0 for s in sizes):
-        raise BenchError(f"--recall-sizes {text!r}: expected positive numbers")
+        raise UsageError(f"--recall-sizes {text!r}: expected positive numbers")
     return tuple(sorted(sizes))
 
 
@@ -75,7 +75,7 @@ def handle(args: argparse.Namespace) -> int:
         result = run_bench(opts, log=lambda line: print(line, flush=True))
     except BenchError as exc:
         print(f"benchwh bench: {exc}", file=sys.stderr)
-        return 1
+        return 2 if isinstance(exc, UsageError) else 1
     except KeyboardInterrupt:
         print("benchwh bench: interrupted, no file written", file=sys.stderr)
         return 130

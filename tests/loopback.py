@@ -38,6 +38,16 @@ class Reply:
 Handler = Callable[[Request], Reply]
 
 
+class _QuietServer(ThreadingHTTPServer):
+    """A client hanging up (timeouts, dropped streams) is normal in tests, not worth a traceback."""
+
+    def handle_error(self, request, client_address):
+        import sys
+        if isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
+            return
+        super().handle_error(request, client_address)
+
+
 class LoopbackServer:
     def __init__(self) -> None:
         self.routes: dict[str, Handler] = {}
@@ -88,7 +98,7 @@ class LoopbackServer:
 
             do_GET = do_POST = do_HEAD = _handle
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _H)
+        self.httpd = _QuietServer(("127.0.0.1", 0), _H)
         self.httpd.daemon_threads = True
         # a short poll interval so leaving the `with` block (shutdown) takes ms, not 0.5 s
         self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05},

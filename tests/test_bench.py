@@ -210,12 +210,12 @@ def test_not_openai_compatible(tmp_path, key, capsys, reply):
     (["--protocol", "gen-9k"], "unknown protocol"),
 ])
 def test_user_mistakes_are_one_line(tmp_path, key, capsys, args, expected):
-    assert bench("http://127.0.0.1:9", key, tmp_path / "r.json", *args) == 1
+    assert bench("http://127.0.0.1:9", key, tmp_path / "r.json", *args) == 2
     assert expected in one_error_line(capsys)
 
 
 def test_missing_key_is_one_line(tmp_path, capsys):
-    assert bench("http://127.0.0.1:9", tmp_path / "nope.key", tmp_path / "r.json") == 1
+    assert bench("http://127.0.0.1:9", tmp_path / "nope.key", tmp_path / "r.json") == 2
     assert "--key" in one_error_line(capsys)
 
 

@@ -24,6 +24,10 @@ class BenchError(Exception):
         super().__init__(" ".join(str(message).split()))
 
 
+class UsageError(BenchError):
+    """A mistake in the command line (exit code 2, like the rest of `benchwh`)."""
+
+
 class ServerUnreachable(BenchError):
     pass
 
@@ -97,6 +101,13 @@ def _error_text(response: requests.Response) -> str:
             return str(err.get("message") or err.get("code") or err)[:300]
         return str(err)[:300]
     return str(body)[:200]
+
+
+def _drain(response: requests.Response, limit: int = 1 << 20) -> None:
+    try:
+        response.raw.read(limit)
+    except Exception:  # only politeness towards the server: a failure changes nothing
+        pass
 
 
 def _is_json(response: requests.Response) -> bool:
@@ -206,6 +217,8 @@ class ChatClient:
             ctype = response.headers.get("Content-Type", "")
             if "text/event-stream" in ctype or "application/x-ndjson" in ctype:
                 return
+            if "application/json" in ctype or "text/html" in ctype or "text/plain" in ctype:
+                _drain(response)  # read the short answer so the connection closes cleanly
             if "application/json" in ctype:
                 # some servers answer non-streamed JSON when they ignore `stream`: not measurable
                 raise NotOpenAICompatible(

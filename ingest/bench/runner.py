@@ -16,7 +16,7 @@ from typing import Callable
 from ingest.bench import machine as machine_probe
 from ingest.bench import protocols, text
 from ingest.bench import recall as recall_walk
-from ingest.bench.client import BenchError, ChatClient
+from ingest.bench.client import BenchError, ChatClient, UsageError
 from ingest.bench.measure import Sample, run_repetition
 from ingest.bench.power import PowerReading, PowerSampler
 from ingest.bench.stats import median_interval
@@ -67,21 +67,22 @@ _COUNTRY = re.compile(r"^[A-Za-z]{2}$")
 def check_options(opts: BenchOptions) -> None:
     """User mistakes found before anything is measured."""
     if opts.country is not None and not _COUNTRY.match(opts.country):
-        raise BenchError(f"--country {opts.country!r}: expected an ISO 3166 alpha-2 code such as DE or US")
+        raise UsageError(f"--country {opts.country!r}: expected an ISO 3166 alpha-2 code such as DE or US")
     if opts.key is None:
-        raise BenchError("--key is required: the run file is signed (create a key with `benchwh keys generate`)")
+        raise UsageError("--key is required: the run file is signed (create a key with `benchwh keys generate`)")
     if not Path(opts.key).is_file():
-        raise BenchError(f"--key {opts.key}: no such file (create one with `benchwh keys generate`)")
+        raise UsageError(f"--key {opts.key}: no such file (create one with `benchwh keys generate`)")
     try:
         protocols.get(opts.protocol)
     except KeyError as exc:
-        raise BenchError(str(exc.args[0])) from None
-    for name in ("warmup", "repetitions", "gen_tokens"):
+        raise UsageError(str(exc.args[0])) from None
+    for name, flag, least in (("warmup", "--warmup", 0), ("repetitions", "--repetitions", 1),
+                              ("gen_tokens", "--max-tokens", 2)):
         value = getattr(opts, name)
-        if value is not None and value < (0 if name == "warmup" else 1):
-            raise BenchError(f"--{name.replace('_', '-')} {value}: too small")
+        if value is not None and value < least:
+            raise UsageError(f"{flag} {value}: must be at least {least}")
     if opts.out is not None and Path(opts.out).is_dir():
-        raise BenchError(f"--out {opts.out}: is a directory, expected a file name")
+        raise UsageError(f"--out {opts.out}: is a directory, expected a file name")
 
 
 def _load_key(path: Path):
@@ -89,9 +90,9 @@ def _load_key(path: Path):
     try:
         return load_private_key(path)
     except ValueError as exc:
-        raise BenchError(str(exc)) from None
+        raise UsageError(str(exc)) from None
     except OSError as exc:
-        raise BenchError(f"--key {path}: {exc.strerror}") from None
+        raise UsageError(f"--key {path}: {exc.strerror}") from None
 
 
 def _fmt(sample: Sample) -> str:
@@ -214,7 +215,10 @@ def run_bench(opts: BenchOptions, log: Callable[[str], None] = print) -> BenchRe
         raise BenchError(f"the measured run does not validate, no file written: {exc}") from None
     envelope = dsse.sign_payload(payload_bytes(payload), private_key)
     path = Path(opts.out) if opts.out else default_out(submission_id)
-    write_atomically(path, (json.dumps(envelope, indent=2) + "\n").encode())
+    try:
+        write_atomically(path, (json.dumps(envelope, indent=2) + "\n").encode())
+    except OSError as exc:
+        raise BenchError(f"cannot write {path}: {exc.strerror or exc}") from None
 
     summary = summarise(samples)
     log(f"summary over {len(samples)} measured repetitions:")
