@@ -96,5 +96,6 @@
 {% macro provisional_id(normalised_expr, raw_expr) -%}
     'unresolved:' || coalesce(
         nullif(trim(regexp_replace({{ normalised_expr }}, '[^a-z0-9.+]+', '-', 'g'), '-'), ''),
-        'raw-' || substr(md5(coalesce(cast({{ raw_expr }} as varchar), '')), 1, 10))
+        case when nullif(trim(cast({{ raw_expr }} as varchar)), '') is null then 'unknown'
+             else 'raw-' || substr(md5(cast({{ raw_expr }} as varchar)), 1, 10) end)
 {%- endmacro %}

@@ -1,0 +1,81 @@
+-- Names from the speed sources that matched no catalogue entry, per source and kind, with how
+-- many runs carry them and the closest catalogue entry (Jaro-Winkler similarity of the
+-- normalised names), so whoever adds a source sees what to map in seeds/*_aliases.csv.
+with samples as (
+    select * from {{ ref('int_speed_samples_unioned') }}
+),
+
+hardware_unresolved as (
+    select s.source, 'hardware' as kind, s.raw_hardware_name as raw_name, r.normalised_key,
+           count(distinct s.source_run_id) as occurrences
+    from samples as s
+    inner join {{ ref('int_hardware_names_resolved') }} as r
+        on s.raw_hardware_name is not distinct from r.raw_hardware_name
+        and s.hardware_memory_gb is not distinct from r.hardware_memory_gb
+    where not r.is_catalogued
+    group by all
+),
+
+model_unresolved as (
+    select s.source, 'model' as kind, coalesce(s.raw_model_name, s.model_file_name) as raw_name,
+           r.normalised_key, count(distinct s.source_run_id) as occurrences
+    from samples as s
+    inner join {{ ref('int_model_names_resolved') }} as r
+        on s.raw_model_name is not distinct from r.raw_model_name
+        and s.model_file_name is not distinct from r.model_file_name
+    where not r.is_catalogued
+    group by all
+),
+
+quant_unresolved as (
+    select s.source, 'quant' as kind, coalesce(s.raw_quant, s.model_file_name) as raw_name,
+           r.quant as normalised_key, count(distinct s.source_run_id) as occurrences
+    from samples as s
+    inner join {{ ref('int_quant_names_resolved') }} as r
+        on s.raw_quant is not distinct from r.raw_quant
+        and s.model_file_name is not distinct from r.model_file_name
+    where not r.is_catalogued
+    group by all
+),
+
+unresolved as (
+    select * from hardware_unresolved
+    union all
+    select * from model_unresolved
+    union all
+    select * from quant_unresolved
+),
+
+catalogue_keys as (
+    select 'hardware' as kind, hardware_id as entry_id, {{ normalise_hardware_name('name') }} as entry_key
+    from {{ ref('hardware_catalogue') }}
+    union all
+    select 'model', model_id, {{ normalise_model_name('name') }}
+    from {{ ref('model_catalogue') }}
+    union all
+    select 'quant', quant, upper(quant)
+    from {{ ref('quantizations') }}
+),
+
+closest as (
+    select
+        u.kind,
+        u.normalised_key,
+        arg_max(c.entry_id, jaro_winkler_similarity(u.normalised_key, c.entry_key)) as closest_match,
+        max(jaro_winkler_similarity(u.normalised_key, c.entry_key)) as closest_similarity
+    from (select distinct kind, normalised_key from unresolved where normalised_key is not null) as u
+    inner join catalogue_keys as c on u.kind = c.kind
+    group by all
+)
+
+select
+    u.source,
+    u.kind,
+    coalesce(u.raw_name, '(missing)') as raw_name,
+    cast(sum(u.occurrences) as bigint) as occurrences,
+    any_value(c.closest_match) as closest_match,
+    max(c.closest_similarity) as closest_similarity
+from unresolved as u
+left join closest as c
+    on u.kind = c.kind and u.normalised_key = c.normalised_key
+group by u.source, u.kind, coalesce(u.raw_name, '(missing)')

@@ -1,0 +1,37 @@
+-- The unioned speed samples with catalogue (or provisional) ids for hardware, model and quant.
+-- Null-safe joins (is not distinct from): a sample without a name still resolves (to a provisional id).
+with samples as (
+    select * from {{ ref('int_speed_samples_unioned') }}
+),
+
+hardware as (
+    select raw_hardware_name, hardware_memory_gb, hardware_id
+    from {{ ref('int_hardware_names_resolved') }}
+),
+
+models as (
+    select raw_model_name, model_file_name, model_id
+    from {{ ref('int_model_names_resolved') }}
+),
+
+quants as (
+    select raw_quant, model_file_name, quant
+    from {{ ref('int_quant_names_resolved') }}
+)
+
+select
+    s.*,
+    h.hardware_id,
+    m.model_id,
+    q.quant,
+    m.model_id || '@' || q.quant as build_id
+from samples as s
+left join hardware as h
+    on s.raw_hardware_name is not distinct from h.raw_hardware_name
+    and s.hardware_memory_gb is not distinct from h.hardware_memory_gb
+left join models as m
+    on s.raw_model_name is not distinct from m.raw_model_name
+    and s.model_file_name is not distinct from m.model_file_name
+left join quants as q
+    on s.raw_quant is not distinct from q.raw_quant
+    and s.model_file_name is not distinct from q.model_file_name

@@ -1,0 +1,27 @@
+-- Every speed source in the one contract (docs/architecture.md "Speed facts contract").
+-- Add a source here when its int_<source>__speed_samples model exists.
+{%- set speed_sources = ['int_runs__speed_samples'] %}
+{%- set columns = [
+    'source', 'source_run_id', 'sample_index', 'raw_hardware_name', 'hardware_memory_gb',
+    'raw_model_name', 'raw_quant', 'model_file_name', 'engine', 'engine_version', 'test_name',
+    'n_prompt', 'n_gen', 'gen_tps', 'prompt_tps', 'ttft_ms', 'turn_time_ms',
+    'is_turn_time_derived', 'power_w', 'energy_j', 'power_method', 'peak_memory_bytes',
+    'country', 'measured_at', 'trust', 'is_duplicate'] %}
+{%- set types = {
+    'source': 'varchar', 'source_run_id': 'varchar', 'sample_index': 'integer',
+    'raw_hardware_name': 'varchar', 'hardware_memory_gb': 'double', 'raw_model_name': 'varchar',
+    'raw_quant': 'varchar', 'model_file_name': 'varchar', 'engine': 'varchar',
+    'engine_version': 'varchar', 'test_name': 'varchar', 'n_prompt': 'bigint', 'n_gen': 'bigint',
+    'gen_tps': 'double', 'prompt_tps': 'double', 'ttft_ms': 'double', 'turn_time_ms': 'double',
+    'is_turn_time_derived': 'boolean', 'power_w': 'double', 'energy_j': 'double',
+    'power_method': 'varchar', 'peak_memory_bytes': 'bigint', 'country': 'varchar',
+    'measured_at': 'timestamp', 'trust': 'varchar', 'is_duplicate': 'boolean'} %}
+
+{% for model_name in speed_sources %}
+select
+    {%- for column in columns %}
+    cast({{ column }} as {{ types[column] }}) as {{ column }}{{ "," if not loop.last }}
+    {%- endfor %}
+from {{ ref(model_name) }}
+{% if not loop.last %}union all{% endif %}
+{% endfor %}

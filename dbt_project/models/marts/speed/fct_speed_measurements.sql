@@ -1,0 +1,87 @@
+-- One row per repetition-level sample of one run (a LocalScore test is one sample), all
+-- sources, all trust levels. Two kinds of duplicates:
+--   * the same run seen twice (paging overlap, a re-fetched page, the same file landed twice):
+--     one row per (source, source_run_id, sample_index) is kept;
+--   * identical re-submissions: another run on the same hardware, model, quant and runtime whose
+--     metrics are identical test for test, within 30 minutes of the previous one: kept, flagged
+--     is_duplicate (with the sources' own duplicate flags) and left out of fct_speed_summary.
+with samples as (
+    select * from {{ ref('int_speed_samples_resolved') }}
+),
+
+one_per_sample as (
+    select *
+    from samples
+    qualify row_number() over (
+        partition by source, source_run_id, sample_index
+        order by measured_at, test_name, gen_tps, prompt_tps, ttft_ms
+    ) = 1
+),
+
+runs as (
+    select
+        source,
+        source_run_id,
+        min(measured_at) as run_at,
+        any_value(hardware_id) as hardware_id,
+        any_value(model_id) as model_id,
+        any_value(quant) as quant,
+        any_value(engine) as engine,
+        any_value(engine_version) as engine_version,
+        md5(string_agg(
+            concat_ws('|', test_name, n_prompt, n_gen, gen_tps, prompt_tps, ttft_ms, turn_time_ms),
+            ';' order by sample_index
+        )) as metrics_fingerprint
+    from one_per_sample
+    group by source, source_run_id
+),
+
+resubmissions as (
+    select
+        source,
+        source_run_id,
+        coalesce(
+            run_at - lag(run_at) over (
+                partition by hardware_id, model_id, quant, engine, engine_version, metrics_fingerprint
+                order by run_at, source, source_run_id
+            ) <= interval 30 minute,
+            false
+        ) as is_resubmission
+    from runs
+)
+
+select
+    md5(s.source || '|' || s.source_run_id || '|' || s.sample_index) as measurement_id,
+    s.source,
+    s.source_run_id,
+    s.sample_index,
+    s.hardware_id,
+    s.model_id,
+    s.build_id,
+    s.quant,
+    s.engine,
+    s.engine_version,
+    s.test_name,
+    s.n_prompt,
+    s.n_gen,
+    s.gen_tps,
+    s.prompt_tps,
+    s.ttft_ms,
+    s.turn_time_ms,
+    s.is_turn_time_derived,
+    s.power_w,
+    s.energy_j,
+    s.power_method,
+    s.peak_memory_bytes,
+    s.hardware_memory_gb,
+    s.country,
+    s.measured_at,
+    s.trust,
+    coalesce(s.is_duplicate, false) or r.is_resubmission as is_duplicate,
+    r.is_resubmission,
+    s.raw_hardware_name,
+    s.raw_model_name,
+    s.raw_quant,
+    s.model_file_name
+from one_per_sample as s
+inner join resubmissions as r using (source, source_run_id)

@@ -1,0 +1,113 @@
+-- One row per (hardware, model, quant, engine, test profile): medians, the order-statistic 95%
+-- interval of the generation-speed median and the rank range within the leaderboard of one
+-- machine (hardware_id x test_profile), DESIGN §7.
+-- Only trust 'signed' and 'source' rows count (unverified tool outputs stay in
+-- fct_speed_measurements with their trust level); duplicates (is_duplicate) count once, i.e.
+-- the flagged re-submission is left out.
+with measurements as (
+    select
+        hardware_id,
+        model_id,
+        quant,
+        coalesce(engine, 'unknown') as engine,
+        test_name as test_profile,
+        build_id,
+        source,
+        source_run_id,
+        gen_tps,
+        prompt_tps,
+        ttft_ms,
+        turn_time_ms
+    from {{ ref('fct_speed_measurements') }}
+    where trust in ('signed', 'source')
+      and not is_duplicate
+),
+
+ordered as (
+    select
+        hardware_id, model_id, quant, engine, test_profile,
+        gen_tps,
+        row_number() over w as position,
+        count(*) over (partition by hardware_id, model_id, quant, engine, test_profile) as n
+    from measurements
+    where gen_tps is not null
+    window w as (partition by hardware_id, model_id, quant, engine, test_profile order by gen_tps)
+),
+
+order_statistic_k as (
+    {{ order_statistic_ci_k('ordered') }}
+),
+
+intervals as (
+    select
+        o.hardware_id, o.model_id, o.quant, o.engine, o.test_profile,
+        case when any_value(k.k) is null then min(o.gen_tps)
+             else max(case when o.position = k.k then o.gen_tps end) end as gen_tps_ci_low,
+        case when any_value(k.k) is null then max(o.gen_tps)
+             else max(case when o.position = o.n - k.k + 1 then o.gen_tps end) end as gen_tps_ci_high,
+        case when any_value(k.k) is null then 'min_max' else 'order_statistic' end as interval_method
+    from ordered as o
+    left join order_statistic_k as k on o.n = k.n
+    group by all
+),
+
+groups as (
+    select
+        hardware_id, model_id, quant, engine, test_profile,
+        any_value(build_id) as build_id,
+        count(distinct source || '|' || source_run_id) as n_runs,
+        count(*) as n_samples,
+        count(gen_tps) as n_gen_samples,
+        median(gen_tps) as gen_tps_median,
+        median(prompt_tps) as prompt_tps_median,
+        median(ttft_ms) as ttft_ms_median,
+        median(turn_time_ms) as turn_time_ms_median
+    from measurements
+    group by all
+),
+
+summary as (
+    select g.*, i.gen_tps_ci_low, i.gen_tps_ci_high, i.interval_method
+    from groups as g
+    left join intervals as i using (hardware_id, model_id, quant, engine, test_profile)
+),
+
+-- rank_best = 1 + #{j : lo_j > hi_i}; rank_worst = 1 + #{j != i : hi_j >= lo_i}
+ranks as (
+    select
+        i.hardware_id, i.model_id, i.quant, i.engine, i.test_profile,
+        1 + count(case when j.gen_tps_ci_low > i.gen_tps_ci_high then 1 end) as rank_best,
+        1 + count(case when not (j.model_id = i.model_id and j.quant = i.quant and j.engine = i.engine)
+                        and j.gen_tps_ci_high >= i.gen_tps_ci_low then 1 end) as rank_worst,
+        count(*) as rank_of
+    from summary as i
+    inner join summary as j
+        on i.hardware_id = j.hardware_id
+        and i.test_profile = j.test_profile
+        and j.gen_tps_ci_low is not null
+    where i.gen_tps_ci_low is not null
+    group by all
+)
+
+select
+    s.hardware_id,
+    s.model_id,
+    s.quant,
+    s.engine,
+    s.test_profile,
+    s.build_id,
+    s.n_runs,
+    s.n_samples,
+    s.n_gen_samples,
+    s.gen_tps_median,
+    s.gen_tps_ci_low,
+    s.gen_tps_ci_high,
+    s.interval_method,
+    s.prompt_tps_median,
+    s.ttft_ms_median,
+    s.turn_time_ms_median,
+    r.rank_best,
+    r.rank_worst,
+    r.rank_of
+from summary as s
+left join ranks as r using (hardware_id, model_id, quant, engine, test_profile)
