@@ -74,11 +74,11 @@ def _results_table(run: dict) -> str:
     rows = "".join(
         f'<div class="sm:text-base text-xs self-center">{html.escape(t["name"])}</div>'
         f'<div class="flex sm:flex-row flex-col items-center sm:gap-2"><div class="text-sm sm:text-lg">'
-        f'{t["prompt_tps"]:,.0f}</div><div class="text-xs">tokens/s</div></div>'
+        f'{float(t["prompt_tps"]):,.0f}</div><div class="text-xs">tokens/s</div></div>'
         f'<div class="flex sm:flex-row flex-col items-center sm:gap-2"><div class="text-sm sm:text-lg">'
-        f'{t["gen_tps"]:,.1f}</div><div class="text-xs">tokens/s</div></div>'
+        f'{float(t["gen_tps"]):,.1f}</div><div class="text-xs">tokens/s</div></div>'
         f'<div class="flex sm:flex-row flex-col items-center sm:gap-2"><div class="text-sm sm:text-lg">'
-        f'{t["ttft_ms"]:,.0f}</div><div class="text-xs">ms</div></div>'
+        f'{float(t["ttft_ms"]):,.0f}</div><div class="text-xs">ms</div></div>'
         for t in run.get("results", [])
     )
     return (f'<div class="w-full grid grid-cols-4 gap-2"><div class="font-medium">TEST NAME</div>'

@@ -45,12 +45,10 @@ EARLIEST = pd.Timestamp("2020-01-01")  # LocalScore launched in 2025; older stam
 # ---- entities ------------------------------------------------------------------------------
 
 class RunModel(pa.DataFrameModel):
-    """One LocalScore run as one payload saw it (API page or result page)."""
+    """One LocalScore run as one API page listed it."""
 
     run_id: Series[int] = pa.Field(ge=1, description="LocalScore's benchmark run id")
     created_at: Series[pd.Timestamp] = pa.Field(ge=EARLIEST, description="Submission time, UTC (naive)")
-    listed_in: Series[str] = pa.Field(isin=["api_page", "result_page"],
-                                      description="Which kind of payload this row came from")
     accelerator_id: Series[pd.Int64Dtype] = pa.Field(nullable=True, description="LocalScore's accelerator id")
     accelerator_name: Series[str] = pa.Field(str_length={"min_value": 1}, description="Accelerator name as reported")
     accelerator_type: Series[str] = pa.Field(nullable=True, description="CPU or GPU")
@@ -77,8 +75,6 @@ class RunModel(pa.DataFrameModel):
     avg_gen_tps: Series[float] = pa.Field(ge=0, le=1e6, nullable=True, description="Mean generation tokens/s over the tests")
     avg_ttft_ms: Series[float] = pa.Field(ge=0, le=1e8, nullable=True, description="Mean time to first token (ms)")
     performance_score: Series[float] = pa.Field(ge=0, le=1e7, nullable=True, description="LocalScore's score")
-    n_tests: Series[pd.Int64Dtype] = pa.Field(ge=0, nullable=True,
-                                              description="Tests on the result page (null on API pages)")
 
     class Config:
         coerce = True
@@ -182,7 +178,7 @@ def _first(obj: dict, *keys: str) -> Any:
     return None
 
 
-def run_row(run: dict, listed_in: str) -> dict:
+def run_row(run: dict) -> dict:
     """One run object (API or page shape) -> one landing row. Raises KeyError/TypeError if unusable."""
     model = run.get("model")
     if isinstance(model, dict):
@@ -212,7 +208,6 @@ def run_row(run: dict, listed_in: str) -> dict:
     return {
         "run_id": _int(run["id"]),
         "created_at": utc_naive(_first(run, "created_at", "run_date")),
-        "listed_in": listed_in,
         "accelerator_id": _int(accel_id),
         "accelerator_name": _text(accel_name),
         "accelerator_type": _text(accel_type),
@@ -238,7 +233,6 @@ def run_row(run: dict, listed_in: str) -> dict:
         "avg_gen_tps": _num(run.get("avg_gen_tps")),
         "avg_ttft_ms": _num(_first(run, "avg_ttft_ms", "avg_ttft")),
         "performance_score": _num(run.get("performance_score")),
-        "n_tests": len(run["results"]) if isinstance(run.get("results"), list) else None,
     }
 
 
@@ -310,7 +304,7 @@ class LocalScoreSource(Source):
     freshness_warn_hours = 36
     page_limit = PAGE_LIMIT  # runs asked per API page (the API clamps to 1..100)
     entities = (
-        Entity("runs", RunModel, "One row per LocalScore run per payload that listed it"),
+        Entity("runs", RunModel, "One row per LocalScore run per API page payload that listed it"),
         Entity("tests", TestModel, "One row per test of a run, from its result page"),
     )
 
@@ -402,7 +396,7 @@ class LocalScoreSource(Source):
         rows = []
         for i, run in enumerate(data):
             try:
-                rows.append(run_row(run, "api_page"))
+                rows.append(run_row(run))
             except (KeyError, TypeError, AttributeError, ValueError) as exc:
                 raise PayloadRejected(f"API page run {i} is missing {exc}", "api_page_shape") from None
         return {"runs": frame(rows, RUN_COLUMNS)}
@@ -443,11 +437,12 @@ class LocalScoreSource(Source):
         if not results:
             raise PayloadRejected(f"result page {rid}: the run has no test results", "result_page_empty")
         try:
-            run = run_row(result, "result_page")
-            tests = test_rows(run["run_id"], results)
+            tests = test_rows(_int(result["id"]), results)
         except (KeyError, TypeError, AttributeError, ValueError) as exc:
             raise PayloadRejected(f"result page {rid}: missing {exc}", "result_page_layout") from None
-        return {"runs": frame([run], RUN_COLUMNS), "tests": frame(tests, TEST_COLUMNS)}
+        # The page repeats the run's listing fields; runs land from API pages only, which list
+        # every run, so each result page costs one small frame to validate and write.
+        return {"tests": frame(tests, TEST_COLUMNS)}
 
     # -- after landing -----------------------------------------------------------------------
     def validate_payloads(self, results: Iterable) -> None:
