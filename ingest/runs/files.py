@@ -196,11 +196,11 @@ def _extract_zip(body: bytes, tmp: Path, cap: int) -> list[str]:
         raise Refused(f"archive compression ratio above {MAX_RATIO:g} (a zip bomb?)", "archive_ratio")
     names, total = [], 0
     for info in infos:
-        mode = info.external_attr >> 16
+        ftype = stat.S_IFMT(info.external_attr >> 16)  # 0 when the zip was made without types
         member = _check_member_name(info.filename)
-        if stat.S_ISLNK(mode):
+        if ftype == stat.S_IFLNK:
             raise Refused(f"archive member {member[:80]!r} is a link", "archive_link")
-        if mode and not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        if ftype and ftype not in (stat.S_IFREG, stat.S_IFDIR):
             raise Refused(f"archive member {member[:80]!r} is a device or special file", "archive_special")
         if info.is_dir():
             continue

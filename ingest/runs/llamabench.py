@@ -28,13 +28,14 @@ MAX_RECORDS = 100_000
 def detect(text: str) -> str | None:
     """json | jsonl | csv | md when the text looks like llama-bench output, else None."""
     head = text[:200_000]
-    if "build_commit" in head and "avg_ts" in head:
-        first = next((l.strip() for l in head.splitlines() if l.strip().startswith(("[", "{", "\"build_commit", "build_commit"))), "")
+    if "avg_ts" in head and any(k in head for k in ("build_commit", "model_filename", "n_prompt")):
+        first = next((l.strip() for l in head.splitlines()
+                      if l.strip().startswith(("[", "{")) or "avg_ts" in l), "")
         if first.startswith("[") or first == "{":
             return "json"
         if first.startswith("{"):
             return "jsonl"
-        if "build_commit" in first:
+        if "avg_ts" in first and "," in first:
             return "csv"
         return "json"
     if re.search(r"^\|\s*model\s*\|", head, re.M) and "t/s" in head:
@@ -99,7 +100,7 @@ def parse(text: str, fmt: str, default_time: datetime) -> list[ParsedRun]:
 
 def _csv_records(text: str) -> list[dict]:
     lines = text.splitlines()
-    start = next((i for i, l in enumerate(lines) if "build_commit" in l and "avg_ts" in l), None)
+    start = next((i for i, l in enumerate(lines) if "avg_ts" in l and "," in l), None)
     if start is None:
         return []
     reader = csv.reader(io.StringIO("\n".join(lines[start:])))

@@ -1,0 +1,100 @@
+"""Hostile input (DESIGN §6): each generated case is rejected with its specific reason, within
+CPU and memory bounds, writing nothing outside the warehouse home and publishing nothing."""
+from __future__ import annotations
+
+import base64
+import os
+import resource
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from ingest.runs import dsse
+from ingest.runs.add import receive
+from ingest.runs.files import collect
+from orchestration.cli import main
+from tests.hostile.generate import cases
+
+CASES = cases()
+
+
+@pytest.fixture(scope="module")
+def key(tmp_path_factory):
+    path = tmp_path_factory.mktemp("key") / "k.pem"
+    dsse.write_private_key(path)
+    return dsse.load_private_key(path)
+
+
+def _trust(home: Path, key) -> None:
+    dsse.trust_key(home, base64.b64encode(dsse.public_key_of(key)).decode(), "tester")
+
+
+def _tree(root: Path) -> dict[str, int]:
+    out = {}
+    for dirpath, dirs, files in os.walk(root):
+        for name in dirs + files:
+            p = Path(dirpath) / name
+            out[str(p.relative_to(root))] = os.lstat(p).st_mtime_ns
+    return out
+
+
+def _temp_leftovers() -> set[str]:
+    return {n for n in os.listdir(tempfile.gettempdir()) if n.startswith("benchwh-archive-")}
+
+
+def test_corpus_is_large_and_specific():
+    assert len(CASES) >= 40
+    assert len({c.name for c in CASES}) == len(CASES)
+    assert len({c.check for c in CASES}) >= 30  # reasons are specific, not one catch-all
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_hostile_input_rejected_with_reason(case, key, home, tmp_path):
+    _trust(home, key)
+    inbox = tmp_path / "in"
+    inbox.mkdir()
+    path = case.make(inbox, key)
+    outside_before = _tree(tmp_path / "in")
+    temp_before = _temp_leftovers()
+    cpu_before = time.process_time()
+
+    results = receive(list(collect([path])), home)
+
+    cpu = time.process_time() - cpu_before
+    assert len(results) == 1, [r.line() for r in results]
+    result = results[0]
+    assert result.status == "rejected", result.line()
+    assert result.check == case.check, result.line()
+    assert result.reason and len(result.reason.splitlines()) == 1
+    assert cpu < 5.0  # CPU time of this process, not the wall clock
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss < 512 * 1024  # KiB on Linux
+    # nothing written beside the input, no extraction folder left behind
+    assert _tree(tmp_path / "in") == outside_before
+    assert _temp_leftovers() <= temp_before
+    # and nothing landed: no run rows
+    assert not list((home / "landing" / "runs" / "runs").glob("[0-9a-f]*.parquet"))
+
+
+def test_whole_corpus_through_cli_publishes_nothing(key, home, tmp_path, capsys):
+    _trust(home, key)
+    inbox = tmp_path / "corpus"
+    inbox.mkdir()
+    for case in CASES:
+        case.make(inbox, key)
+    published = home / "benchmarks.duckdb"
+    published.write_bytes(b"the last good warehouse")  # stands in for a published file
+    before = published.stat().st_mtime_ns
+
+    code = main(["runs", "add", str(inbox)])
+
+    out = capsys.readouterr().out
+    assert code == 1
+    assert published.read_bytes() == b"the last good warehouse"
+    assert published.stat().st_mtime_ns == before
+    lines = [l for l in out.splitlines() if ": rejected: " in l]
+    # every case file gives one rejected line (its sidecar travels with it; the symlink's
+    # target file is a plain '[]' and is rejected as an unknown format too)
+    assert len(lines) >= len(CASES)
+    assert "0 accepted" in out
