@@ -371,11 +371,12 @@ def assemble_run(run_id: int, stamp: str, hw: tuple, model: tuple, runtime: tupl
 
 
 def synthetic_runs(n: int, *, first_id: int = 1, start: datetime = datetime(2026, 11, 1, 9, 0, 0),
-                   seed: int = 7, resubmit_every: int = 0) -> list[dict]:
+                   seed: int = 7, resubmit_every: int = 0, cycle_hardware: bool = False) -> list[dict]:
     """n runs written by us: realistic GPUs/CPUs (messy spellings), models, 9 tests each.
 
     With resubmit_every=k, every k-th run is an identical re-submission of the run before it
     (same machine, model, runtime and test values) a few minutes later, as people do.
+    cycle_hardware=True walks HARDWARE in order so every spelling appears.
     """
     rng = random.Random(seed)
     ids = _Ids()
@@ -396,7 +397,7 @@ def synthetic_runs(n: int, *, first_id: int = 1, start: datetime = datetime(2026
                 clone[part]["created_at"] = prev[part]["created_at"]
             runs.append(clone)
             continue
-        hw = HARDWARE[rng.randrange(len(HARDWARE))]
+        hw = HARDWARE[i % len(HARDWARE)] if cycle_hardware else HARDWARE[rng.randrange(len(HARDWARE))]
         fits = [m for m in MODELS if m[3] < hw[2] * 0.9]
         model = fits[rng.randrange(len(fits))]
         runtime = RUNTIMES[0] if rng.random() < 0.7 else RUNTIMES[1]
