@@ -19,7 +19,8 @@ def register(subparsers) -> argparse.ArgumentParser:
                     "and write a signed benchwh.run/1 file.")
     p.add_argument("--endpoint", required=True, help="server URL, e.g. http://127.0.0.1:8080")
     p.add_argument("--model", required=True, help="model name as the server knows it")
-    p.add_argument("--key", type=Path, help="Ed25519 private key to sign with (benchwh keys generate)")
+    p.add_argument("--key", type=Path, help="Ed25519 private key to sign with (default: the one "
+                   "`benchwh keys generate` wrote, $BENCHWH_HOME/keys/benchwh_ed25519.pem)")
     p.add_argument("--country", help="ISO 3166 alpha-2 country of the machine (for its grid carbon)")
     p.add_argument("--out", type=Path, help="run file to write (default run-<submission_id>.json)")
     p.add_argument("--protocol", default="gen-1k", help="measuring protocol (default gen-1k)")
@@ -50,6 +51,12 @@ def register(subparsers) -> argparse.ArgumentParser:
     return p
 
 
+def default_key_path() -> Path:
+    """Where `benchwh keys generate` writes its key by default."""
+    from ingest import config
+    return config.home() / "keys" / "benchwh_ed25519.pem"
+
+
 def _sizes(text: str | None) -> tuple[int, ...]:
     if not text:
         return recall.SIZES
@@ -63,6 +70,8 @@ def _sizes(text: str | None) -> tuple[int, ...]:
 
 
 def handle(args: argparse.Namespace) -> int:
+    if args.key is None and default_key_path().is_file():
+        args.key = default_key_path()
     try:
         opts = BenchOptions(
             endpoint=args.endpoint, model=args.model, key=args.key, country=args.country, out=args.out,
