@@ -1,0 +1,134 @@
+"""`benchwh runs add`: lands what is new, refuses replays, counts duplicates once."""
+from __future__ import annotations
+
+import base64
+import io
+import json
+import tarfile
+import zipfile
+
+import duckdb
+import pytest
+
+from ingest.runs import dsse
+from ingest.runs.add import add_paths
+from ingest.runs.payload import payload_bytes
+from orchestration.cli import main
+from tests.hostile.generate import good_payload, lb_record
+
+
+@pytest.fixture
+def key(tmp_path):
+    dsse.write_private_key(tmp_path / "k.pem")
+    return dsse.load_private_key(tmp_path / "k.pem")
+
+
+def trust(home, key, name="alice"):
+    dsse.trust_key(home, base64.b64encode(dsse.public_key_of(key)).decode(), name)
+
+
+def write_signed(path, key, **over):
+    doc = good_payload(**over)
+    path.write_text(json.dumps(dsse.sign_payload(payload_bytes(doc), key)))
+    return doc
+
+
+def landed(home, entity):
+    glob = home / "landing" / "runs" / entity / "[0-9a-f]*.parquet"
+    return duckdb.sql(f"select * from read_parquet('{glob}', union_by_name=true)").fetchdf()
+
+
+def test_signed_run_of_ten_repetitions_lands_ten_samples(home, key, tmp_path):
+    trust(home, key)
+    samples = [{"prompt_tokens": 512, "gen_tokens": 1024, "ttft_ms": 50.0 + i, "gen_tps": 100.0 + i,
+                "prompt_tps": 5000.0, "turn_time_ms": 10300.0 + i} for i in range(10)]
+    doc = write_signed(tmp_path / "run.json", key, samples=samples, **{"protocol.repetitions": 10},
+                       power={"method": "sensor", "avg_watts": 350.0, "energy_j": 36000.0},
+                       memory={"peak_bytes": 6_100_000_000},
+                       context_recall=[{"context_tokens": 2048, "recalled": True}],
+                       capabilities=[{"name": "json_mode", "passed": False}])
+    res = add_paths([tmp_path / "run.json"], home)
+    assert [r.status for r in res] == ["accepted"]
+    runs, got = landed(home, "runs"), landed(home, "samples")
+    assert len(runs) == 1 and len(got) == 10
+    run = runs.iloc[0]
+    assert (run["source"], run["source_run_id"], run["trust"], run["contributor"]) == \
+        ("runfile", doc["submission_id"], "signed", "alice")
+    assert (run["power_avg_watts"], run["power_energy_j"], run["memory_peak_bytes"]) == (350.0, 36000.0, 6_100_000_000)
+    assert sorted(got["gen_tps"]) == [100.0 + i for i in range(10)]
+    assert set(got["test_name"]) == {"gen-1k"}
+    assert len(landed(home, "context_recall")) == 1 and len(landed(home, "capabilities")) == 1
+
+
+def test_duplicate_replay_and_unknown_key(home, key, tmp_path, capsys):
+    trust(home, key)
+    doc = write_signed(tmp_path / "a.json", key)
+    (tmp_path / "copy.json").write_bytes((tmp_path / "a.json").read_bytes())
+    # same submission_id, other bytes (a changed sample, re-signed): a replay
+    write_signed(tmp_path / "replay.json", key, submission_id=doc["submission_id"], **{"samples.0.gen_tps": 999.0})
+    # a valid signature by a key nobody trusts: accepted as unverified
+    dsse.write_private_key(tmp_path / "stranger.pem")
+    write_signed(tmp_path / "stranger.json", dsse.load_private_key(tmp_path / "stranger.pem"))
+
+    code = main(["runs", "add", "--no-publish", str(tmp_path / "a.json"), str(tmp_path / "copy.json"),
+                 str(tmp_path / "replay.json"), str(tmp_path / "stranger.json")])
+    out = capsys.readouterr().out.splitlines()
+    assert code == 1
+    assert out[0] == "a.json: accepted (1 run, 3 samples)"
+    assert out[1].startswith("copy.json: duplicate")
+    assert out[2].startswith("replay.json: rejected: replay: submission_id " + doc["submission_id"])
+    assert out[3].startswith("stranger.json: accepted")
+    assert out[4] == "2 accepted (2 runs), 1 duplicate, 1 rejected"
+    runs = landed(home, "runs").set_index("file_name")
+    assert runs.loc["a.json", "trust"] == "signed" and runs.loc["stranger.json", "trust"] == "unverified"
+    assert len(runs) == 2
+
+    # the same file again: a duplicate, exit 0, no new rows
+    assert main(["runs", "add", "--no-publish", str(tmp_path / "a.json")]) == 0
+    assert len(landed(home, "runs")) == 2
+
+
+def test_trust_is_decided_when_the_file_is_added(home, key, tmp_path):
+    write_signed(tmp_path / "early.json", key)
+    assert add_paths([tmp_path / "early.json"], home)[0].status == "accepted"
+    trust(home, key)
+    write_signed(tmp_path / "late.json", key)
+    assert add_paths([tmp_path / "late.json"], home)[0].status == "accepted"
+    runs = landed(home, "runs").set_index("file_name")
+    assert runs.loc["early.json", "trust"] == "unverified" and runs.loc["late.json", "trust"] == "signed"
+
+
+def test_folders_archives_and_sidecars(home, key, tmp_path):
+    trust(home, key)
+    folder = tmp_path / "drop"
+    (folder / "sub").mkdir(parents=True)
+    write_signed(folder / "sub" / "run.json", key)
+    (folder / "bench.json").write_text(json.dumps([lb_record(gpu_info=None)]))
+    (folder / "bench.json.meta.json").write_text(json.dumps({"gpu": "RTX 4090", "country": "NL"}))
+
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tf:
+        for name, data in (("x/lb.jsonl", json.dumps(lb_record(n_prompt=0, n_gen=128, avg_ts=150.0,
+                                                                samples_ts=[149.0, 151.0], avg_ns=853000000))),
+                           ("x/lb.jsonl.meta.json", json.dumps({"gpu": "RTX 3090"}))):
+            info = tarfile.TarInfo(name)
+            info.size = len(data.encode())
+            tf.addfile(info, io.BytesIO(data.encode()))
+    (tmp_path / "more.tar.gz").write_bytes(buf.getvalue())
+    zbuf = io.BytesIO()
+    with zipfile.ZipFile(zbuf, "w") as zf:
+        zf.writestr("ollama.json", json.dumps({"model": "qwen2.5:7b", "created_at": "2026-01-15T10:00:00Z",
+                                               "done": True, "eval_count": 100, "eval_duration": 2_000_000_000,
+                                               "total_duration": 2_500_000_000}))
+    (tmp_path / "o.zip").write_bytes(zbuf.getvalue())
+
+    res = add_paths([folder, tmp_path / "more.tar.gz", tmp_path / "o.zip"], home, {"country": "SE"})
+    assert [(r.name, r.status) for r in res] == [
+        ("drop/bench.json", "accepted"), ("drop/sub/run.json", "accepted"),
+        ("more.tar.gz!x/lb.jsonl", "accepted"), ("o.zip!ollama.json", "rejected")]
+    assert res[3].check == "missing_gpu"
+    runs = landed(home, "runs").set_index("file_name")
+    # sidecar facts, with the CLI flag winning over the sidecar
+    assert (runs.loc["drop/bench.json", "gpu"], runs.loc["drop/bench.json", "country"]) == ("RTX 4090", "SE")
+    assert runs.loc["more.tar.gz!x/lb.jsonl", "gpu"] == "RTX 3090"
+    assert runs.loc["drop/sub/run.json", "country"] == "DE"  # a signed payload is not overridden
