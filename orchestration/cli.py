@@ -25,8 +25,9 @@ def cmd_refresh(args) -> int:
     for name in args.source or []:
         if name not in known:
             raise UserError(f"unknown source {name!r}; known: {', '.join(sorted(known))}")
-    progress(f"refresh {'offline (bundled recordings)' if args.offline else 'live'} into {config.home()}")
-    result = run_refresh(offline=args.offline, sources=args.source)
+    mode = "no fetch" if args.no_fetch else ("offline (bundled recordings)" if args.offline else "live")
+    progress(f"refresh {mode} into {config.home()}")
+    result = run_refresh(offline=args.offline, sources=[] if args.no_fetch else args.source)
     if not result.success:
         print(f"benchwh: refresh failed: {result.error}", file=sys.stderr)
         return 1
@@ -98,6 +99,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("refresh", help="fetch sources, land, build, audit and publish")
     p.add_argument("--offline", action="store_true", help="replay the bundled recordings, no network")
     p.add_argument("--source", action="append", metavar="NAME", help="fetch only this source (repeatable)")
+    p.add_argument("--no-fetch", action="store_true",
+                   help="fetch nothing: land what raw/ holds, then build and publish")
     p.set_defaults(func=cmd_refresh)
 
     p = sub.add_parser("rollback", help="restore a published version from history/")

@@ -1,5 +1,6 @@
 """dbt models as Dagster assets: each refresh builds a NEW DuckDB file under warehouse/build/."""
 
+import contextlib
 import json
 import os
 from datetime import datetime, timezone
@@ -93,10 +94,17 @@ def dbt_build(context: dg.AssetExecutionContext, dbt: DbtCliResource):
     invocation = dbt.cli(["build", "--vars", json.dumps(build_vars(context.run_id))], context=context,
                          raise_on_error=False, target_path=target)
     built = 0
-    for event in invocation.stream():
-        if isinstance(event, dg.Output):
-            built += 1
-        yield event
+    # dbt's own log goes to a file, not the terminal of whoever runs `benchwh`
+    log_dir = config.home() / "logs"
+    log_dir.mkdir(parents=True, exist_ok=True)
+    for old in sorted(log_dir.glob("dbt-*.log"))[:-20]:
+        old.unlink(missing_ok=True)
+    log_path = log_dir / f"dbt-{context.run_id}.log"
+    with open(log_path, "w", encoding="utf-8") as log_file, contextlib.redirect_stdout(log_file):
+        for event in invocation.stream():
+            if isinstance(event, dg.Output):
+                built += 1
+            yield event
     if not invocation.is_successful():
-        raise dg.Failure(description=first_dbt_failure(target))
+        raise dg.Failure(description=f"{first_dbt_failure(target)} (log: {log_path})")
     progress(f"dbt: {built} models built and tested")

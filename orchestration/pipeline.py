@@ -54,7 +54,7 @@ def run_refresh(offline: bool = False, sources: list[str] | None = None,
         from orchestration.definitions import defs
 
         tag_sources = "all" if sources is None else (",".join(sources) if sources else "none")
-        job = defs.get_job_def("refresh")
+        job = defs.resolve_job_def("refresh")
         with DagsterInstance.get() as instance:
             result = job.execute_in_process(
                 instance=instance, raise_on_error=False,

@@ -26,3 +26,24 @@ def home(tmp_path, monkeypatch) -> Path:
     for var in ("BENCHWH_LOCALSCORE_URL", "BENCHWH_OPENROUTER_URL", "BENCHWH_HF_URL", "BENCHWH_GRID_URL"):
         monkeypatch.setenv(var, "http://127.0.0.1:9/unset")
     return wh
+
+
+@pytest.fixture(scope="session")
+def offline_warehouse(tmp_path_factory) -> Path:
+    """One `benchwh refresh --offline` per test worker; copy it before changing anything."""
+    from tests.pipeline_helpers import run_benchwh
+
+    home = tmp_path_factory.mktemp("offline-session") / "warehouse"
+    proc = run_benchwh(home, "refresh", "--offline")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return home
+
+
+@pytest.fixture
+def warehouse_copy(offline_warehouse, tmp_path) -> Path:
+    """A private copy of the offline warehouse (raw, landing, published file, history)."""
+    import shutil
+
+    target = tmp_path / "warehouse"
+    shutil.copytree(offline_warehouse, target, ignore=shutil.ignore_patterns("dagster", "*.lock"))
+    return target

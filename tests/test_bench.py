@@ -18,7 +18,7 @@ from tests.openai_server import OpenAIServer, OpenAIServerConfig
 
 FIRST_TOKEN_S = 0.1
 PER_TOKEN_S = 0.005
-GEN_TOKENS = 60
+GEN_TOKENS = 100
 
 
 @pytest.fixture

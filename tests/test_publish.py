@@ -1,0 +1,131 @@
+"""Publish, readers, history and rollback on real DuckDB files."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from orchestration import publish as pub
+from tests.pipeline_helpers import file_sha256, run_benchwh
+
+READER = r"""
+import json, sys, time, duckdb
+db, stop, out, tables = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4].split(",")
+lock_errors = missing = reads = 0
+import os
+while not os.path.exists(stop):
+    try:
+        con = duckdb.connect(db, read_only=True)
+        for t in tables:
+            try:
+                con.execute(f"SELECT count(*) FROM {t}").fetchall()
+                reads += 1
+            except duckdb.CatalogException:
+                missing += 1
+        con.close()
+    except duckdb.IOException as exc:
+        lock_errors += 1
+json.dump({"lock_errors": lock_errors, "missing": missing, "reads": reads}, open(out, "w"))
+"""
+
+
+def make_build(home: Path, version: str) -> Path:
+    """A build file: a copy of the published warehouse renamed to `version`."""
+    build = home / "build" / f"{version}.duckdb"
+    build.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(home / "benchmarks.duckdb", build)
+    con = duckdb.connect(str(build))
+    con.execute("UPDATE audit.build_info SET version = ?", [version])
+    con.close()
+    return build
+
+
+def test_readers_never_blocked_while_publishing(warehouse_copy, monkeypatch, tmp_path):
+    home = warehouse_copy
+    monkeypatch.setenv("BENCHWH_HOME", str(home))
+    tables = ["marts.fct_api_prices", "marts.fct_grid_intensity", "audit.quarantine"]
+    stop = tmp_path / "stop"
+    readers = []
+    for i in range(4):
+        out = tmp_path / f"reader{i}.json"
+        readers.append((out, subprocess.Popen([sys.executable, "-c", READER, str(home / "benchmarks.duckdb"),
+                                               str(stop), str(out), ",".join(tables)])))
+    time.sleep(1.0)
+    versions = [f"29990101T0000{i:02d}000000Z-test" for i in range(10)]
+    for v in versions:
+        pub.publish(make_build(home, v), {}, lambda m: None)
+    time.sleep(0.5)
+    stop.touch()
+    totals = {"lock_errors": 0, "missing": 0, "reads": 0}
+    for out, proc in readers:
+        proc.wait(timeout=60)
+        for k, v in json.loads(out.read_text()).items():
+            totals[k] += v
+    assert totals["lock_errors"] == 0 and totals["missing"] == 0, totals
+    assert totals["reads"] > 0
+    assert pub.read_version(home / "benchmarks.duckdb")["version"] == versions[-1]
+    assert not (home / "benchmarks.duckdb.wal").exists()
+    assert len(pub.list_history()) == pub.HISTORY_KEEP  # only the last 7 are kept
+    assert pub.list_history()[-1] == versions[-1]
+
+
+def test_publish_refuses_an_older_build(warehouse_copy, monkeypatch):
+    home = warehouse_copy
+    monkeypatch.setenv("BENCHWH_HOME", str(home))
+    before = file_sha256(home / "benchmarks.duckdb")
+    with pytest.raises(pub.PublishError, match="older"):
+        pub.publish(make_build(home, "19990101T000000000000Z-old"), {}, lambda m: None)
+    assert file_sha256(home / "benchmarks.duckdb") == before
+
+
+def test_audit_refuses_views_and_stray_schemas(warehouse_copy, monkeypatch):
+    home = warehouse_copy
+    monkeypatch.setenv("BENCHWH_HOME", str(home))
+    build = make_build(home, "29990101T000000000000Z-view")
+    con = duckdb.connect(str(build))
+    con.execute("CREATE SCHEMA staging; CREATE VIEW staging.v AS SELECT 1 AS x")
+    con.close()
+    with pytest.raises(pub.PublishError, match="views"):
+        pub.publish(build, {}, lambda m: None)
+
+
+def test_rollback_and_status_cli(warehouse_copy, monkeypatch):
+    home = warehouse_copy
+    monkeypatch.setenv("BENCHWH_HOME", str(home))
+    first = pub.read_version(home / "benchmarks.duckdb")["version"]
+    second = "29990101T000000000000Z-second"
+    pub.publish(make_build(home, second), {}, lambda m: None)
+    assert pub.read_version(home / "benchmarks.duckdb")["version"] == second
+
+    proc = run_benchwh(home, "rollback")
+    assert proc.returncode == 0, proc.stderr
+    assert pub.read_version(home / "benchmarks.duckdb")["version"] == first
+    manifest = json.loads((home / "exports" / "manifest.json").read_text())
+    assert manifest["version"] == first
+
+    proc = run_benchwh(home, "rollback", "no-such-version")
+    assert proc.returncode == 2
+    assert proc.stderr.strip().startswith("benchwh: unknown version no-such-version")
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+    proc = run_benchwh(home, "status")
+    assert proc.returncode == 0, proc.stderr
+    assert first in proc.stdout and "openrouter" in proc.stdout and "grid" in proc.stdout
+    status = json.loads(run_benchwh(home, "status", "--json").stdout)
+    assert status["published"]["version"] == first
+    assert status["sources"]["openrouter"]["rows_landed"] > 0
+    assert status["sources"]["openrouter"]["rows_quarantined"] > 0  # the "-1" router prices
+
+
+def test_user_errors_are_one_line(tmp_path):
+    proc = run_benchwh(tmp_path / "warehouse", "refresh", "--source", "nope")
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines()[-1].startswith("benchwh: unknown source 'nope'")
+    assert "Traceback" not in proc.stderr

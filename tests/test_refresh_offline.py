@@ -1,0 +1,101 @@
+"""`benchwh refresh --offline` end to end: publish, exports, self-containment, replay from raw."""
+from __future__ import annotations
+
+import json
+import shutil
+
+import duckdb
+import pytest
+
+from tests.pipeline_helpers import file_sha256, row_hashes, run_benchwh, table_counts
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def offline_home(offline_warehouse):
+    return offline_warehouse, None
+
+
+def test_publishes_prices_and_grid(offline_home):
+    home, _ = offline_home
+    counts = table_counts(home / "benchmarks.duckdb")
+    assert counts["marts.fct_api_prices"] > 0
+    assert counts["marts.fct_grid_intensity"] > 0
+
+
+def test_published_file_is_self_contained(offline_home):
+    home, _ = offline_home
+    db = home / "benchmarks.duckdb"
+    assert not (home / "benchmarks.duckdb.wal").exists()
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        schemas = {r[0] for r in con.execute("SELECT DISTINCT schema_name FROM duckdb_tables()").fetchall()}
+        views = con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()
+    finally:
+        con.close()
+    assert schemas <= {"marts", "site", "audit"}, schemas
+    assert views == []
+    # a copy elsewhere still answers: nothing points back at landing files
+    copy = home.parent / "elsewhere.duckdb"
+    shutil.copy(db, copy)
+    assert table_counts(copy) == table_counts(db)
+
+
+def test_exports_and_manifest(offline_home):
+    home, _ = offline_home
+    manifest = json.loads((home / "exports" / "manifest.json").read_text())
+    counts = table_counts(home / "benchmarks.duckdb")
+    exported = {t for t in counts if t.split(".")[0] in ("marts", "site")}
+    assert set(manifest["tables"]) == exported
+    for table, meta in manifest["tables"].items():
+        parquet = home / "exports" / meta["file"]
+        rows = duckdb.sql(f"SELECT count(*) FROM read_parquet('{parquet}')").fetchall()[0][0]
+        assert rows == counts[table] == meta["rows"], table
+    grid = manifest["sources"]["grid"]
+    assert "CC BY 4.0" in grid["license"] and grid["attribution"] and grid["vintage"]
+    assert manifest["code_revision"] and manifest["version"]
+
+
+def test_quarantine_accounting_per_payload(offline_home):
+    home, _ = offline_home
+    ledgers = list((home / "landing").glob("*/_ledger/*.json"))
+    assert ledgers
+    for ledger in ledgers:
+        outcome = json.loads(ledger.read_text())
+        if outcome["status"] != "landed":
+            continue
+        for entity, parsed in outcome["parsed"].items():
+            assert outcome["landed"][entity] + outcome["quarantined"][entity] == parsed, (ledger, entity)
+        source = ledger.parent.parent.name
+        qfile = home / "landing" / "_quarantine" / source / ledger.name.replace(".json", ".parquet")
+        if qfile.exists():
+            distinct = duckdb.sql(
+                f"SELECT entity, count(DISTINCT record_index) FROM read_parquet('{qfile}') GROUP BY 1").fetchall()
+            for entity, n in distinct:
+                assert outcome["quarantined"][entity] == n
+
+
+def test_openrouter_dynamic_prices_are_quarantined_not_published(offline_home):
+    home, _ = offline_home
+    con = duckdb.connect(str(home / "benchmarks.duckdb"), read_only=True)
+    try:
+        in_marts = con.execute("SELECT count(*) FROM marts.fct_api_prices WHERE openrouter_id = 'openrouter/auto'").fetchone()[0]
+        in_quarantine = con.execute(
+            "SELECT count(*) FROM audit.quarantine WHERE source = 'openrouter' AND record LIKE '%openrouter/auto%'").fetchone()[0]
+    finally:
+        con.close()
+    assert in_marts == 0
+    assert in_quarantine > 0
+
+
+def test_rebuild_from_raw_alone_is_identical(offline_home, tmp_path):
+    home, _ = offline_home
+    before = row_hashes(home / "benchmarks.duckdb")
+    clone = tmp_path / "warehouse"
+    shutil.copytree(home / "raw", clone / "raw")  # raw only: no landing, no published file
+    proc = run_benchwh(clone, "refresh", "--no-fetch")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert file_sha256(clone / "benchmarks.duckdb") is not None
+    after = row_hashes(clone / "benchmarks.duckdb")
+    assert after == before
