@@ -105,7 +105,12 @@ def cmd_runs_add(args) -> int:
     if accepted and not args.no_publish:
         from orchestration.pipeline import run_refresh
 
-        result = run_refresh(sources=[], offline=True)
+        try:
+            result = run_refresh(sources=[], offline=True)
+        except Exception as exc:  # the files are landed; say so rather than print a traceback
+            line = next((l for l in str(exc).splitlines() if l.strip()), type(exc).__name__)
+            print(f"benchwh: landed, but the rebuild failed: {line}", file=sys.stderr)
+            return 1
         if not result.success:
             print(f"benchwh: landed, but the rebuild failed: {result.error}", file=sys.stderr)
             return 1

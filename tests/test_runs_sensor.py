@@ -1,0 +1,137 @@
+"""The inbox sensor (DESIGN §3): each dropped file is landed once, then moved to processed/ or
+rejected/ (with a .reason); anything new requests a no-fetch refresh. The end-to-end tests run
+the real refresh job and read the published warehouse."""
+from __future__ import annotations
+
+import base64
+import json
+import statistics
+
+import dagster as dg
+import duckdb
+import pytest
+
+from ingest.runs import dsse
+from ingest.runs.payload import payload_bytes
+from orchestration.sensors import inbox_sensor
+from tests.hostile.generate import good_payload
+
+TEN = [105.0, 101.0, 109.0, 103.0, 100.0, 108.0, 102.0, 107.0, 104.0, 106.0]
+
+
+@pytest.fixture
+def key(tmp_path, home):
+    dsse.write_private_key(tmp_path / "k.pem")
+    key = dsse.load_private_key(tmp_path / "k.pem")
+    dsse.trust_key(home, base64.b64encode(dsse.public_key_of(key)).decode(), "alice")
+    return key
+
+
+def signed_ten(key) -> tuple[dict, bytes]:
+    samples = [{"prompt_tokens": 512, "gen_tokens": 1024, "ttft_ms": 40.0 + i, "gen_tps": v,
+                "turn_time_ms": 40.0 + i + 1024_000 / v} for i, v in enumerate(TEN)]
+    doc = good_payload(samples=samples, **{"protocol.repetitions": 10})
+    return doc, json.dumps(dsse.sign_payload(payload_bytes(doc), key), indent=2).encode()
+
+
+def drop_three(home, key) -> dict:
+    inbox = home / "inbox"
+    inbox.mkdir(exist_ok=True)
+    doc, body = signed_ten(key)
+    (inbox / "a-good.json").write_bytes(body)
+    (inbox / "b-copy.json").write_bytes(body)
+    env = json.loads(body)
+    raw = bytearray(base64.b64decode(env["payload"]))
+    raw[60] ^= 0x04
+    env["payload"] = base64.b64encode(bytes(raw)).decode()
+    (inbox / "c-tampered.json").write_text(json.dumps(env))
+    return doc
+
+
+def evaluate(cursor=None):
+    with dg.instance_for_test() as instance:
+        ctx = dg.build_sensor_context(instance=instance, cursor=cursor)
+        result = inbox_sensor(ctx)
+        return result, ctx.cursor
+
+
+def test_sensor_lands_each_file_once_and_sorts_them(home, key):
+    drop_three(home, key)
+    result, cursor = evaluate()
+    assert isinstance(result, dg.RunRequest)
+    assert result.tags["benchwh/sources"] == "none" and result.job_name in (None, "refresh")
+
+    inbox = home / "inbox"
+    assert sorted(p.name for p in inbox.iterdir() if p.is_file()) == []
+    assert sorted(p.name for p in (inbox / "processed").iterdir()) == ["a-good.json", "b-copy.json"]
+    assert sorted(p.name for p in (inbox / "rejected").iterdir()) == ["c-tampered.json", "c-tampered.json.reason"]
+    reason = (inbox / "rejected" / "c-tampered.json.reason").read_text()
+    assert "does not verify" in reason and "c-tampered.json" in reason
+    runs = duckdb.sql(f"select count(*) from read_parquet('{home}/landing/runs/runs/[0-9a-f]*.parquet')").fetchall()
+    assert runs == [(1,)]
+
+    # nothing new: the next evaluation skips; a re-dropped copy is a duplicate, still no run request
+    again, cursor = evaluate(cursor)
+    assert isinstance(again, dg.SkipReason)
+    (inbox / "d-again.json").write_bytes((inbox / "processed" / "a-good.json").read_bytes())
+    again, cursor = evaluate(cursor)
+    assert isinstance(again, dg.SkipReason) and "1 duplicate" in str(again.skip_message)
+    assert (inbox / "processed" / "d-again.json").exists()
+
+
+def test_sensor_is_registered_with_the_refresh_job():
+    from orchestration.definitions import defs
+
+    sensor = defs.get_sensor_def("inbox_sensor")
+    assert sensor.job_name == "refresh"
+
+
+def _published(home, sql, params=()):
+    con = duckdb.connect(str(home / "benchmarks.duckdb"), read_only=True)
+    try:
+        return con.execute(sql, list(params)).fetchall()
+    finally:
+        con.close()
+
+
+def _expected_interval():
+    x = sorted(TEN)
+    return statistics.median(x), x[1], x[8]  # n=10: [x(2), x(9)]
+
+
+@pytest.mark.slow
+def test_sensor_end_to_end_publishes_exactly_one_new_run(home, key):
+    from orchestration.definitions import defs
+    from orchestration.instance import ensure_dagster_home
+
+    doc = drop_three(home, key)
+    result, _ = evaluate()
+    assert isinstance(result, dg.RunRequest)
+    ensure_dagster_home()
+    with dg.DagsterInstance.get() as instance:
+        run = defs.get_job_def("refresh").execute_in_process(instance=instance, tags=result.tags,
+                                                             raise_on_error=False)
+    assert run.success
+    runs = _published(home, "select distinct source, source_run_id, trust from marts.fct_speed_measurements "
+                            "where source <> 'localscore'")
+    assert runs == [("runfile", doc["submission_id"], "signed")]
+    median, low, high = _expected_interval()
+    summary = _published(home, "select n_runs, n_samples, gen_tps_median, gen_tps_ci_low, gen_tps_ci_high "
+                               "from marts.fct_speed_summary where test_profile = 'gen-1k'")
+    assert summary == [(1, 10, median, low, high)]
+    assert _published(home, "select contributor_name from marts.dim_contributor") == [("alice",)]
+
+
+@pytest.mark.slow
+def test_runs_add_publishes_a_signed_ten_repetition_run(home, key, tmp_path, capsys):
+    from orchestration.cli import main
+
+    doc, body = signed_ten(key)
+    (tmp_path / "run.json").write_bytes(body)
+    assert main(["runs", "add", str(tmp_path / "run.json")]) == 0, capsys.readouterr().err
+    median, low, high = _expected_interval()
+    got = _published(home, "select n_samples, gen_tps_median, gen_tps_ci_low, gen_tps_ci_high "
+                           "from marts.fct_speed_summary where test_profile = 'gen-1k'")
+    assert got == [(10, median, low, high)]
+    assert _published(home, "select count(*) from marts.fct_speed_measurements where source_run_id = ?",
+                      [doc["submission_id"]]) == [(10,)]
