@@ -21,6 +21,7 @@ quant_names as (
     select upper(alias), quant from {{ ref('quantization_aliases') }}
 ),
 
+-- complete GGUF builds of the repositories the catalogue lists (Hugging Face source)
 listed as (
     select
         r.model_id,
@@ -60,9 +61,9 @@ select
     b.model_id,
     b.quant,
     coalesce(l.file_name, m.file_name) as file_name,
-    l.file_size_bytes,
+    cast(l.file_size_bytes as bigint) as file_size_bytes,
     l.repo as hf_repo,
-    q.gguf_file_type,
+    cast(q.gguf_file_type as integer) as gguf_file_type,
     q.bits_per_weight,
     m.model_id is not null as is_measured
 from builds as b
