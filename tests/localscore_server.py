@@ -137,6 +137,7 @@ class FakeLocalScore:
         # called after an API page is served with (page, limit): lets a test add runs mid-paging
         self.after_api_page: Callable[[int, int], None] | None = None
         self.missing: set[str] = set()  # ids listed by the API whose page says "Result not found"
+        self.broken: set[str] = set()  # ids whose page answers HTTP 500
         self.srv = LoopbackServer()
         self.srv.route("/api/results", self._api)
         self.srv.route_prefix("/result/", self._result)
@@ -214,6 +215,8 @@ class FakeLocalScore:
 
     def _result(self, req: Request) -> Reply:
         run_id = req.path[len("/result/"):].strip("/")
+        if run_id in self.broken:
+            return Reply(500, b"Internal Server Error", {"Content-Type": "text/plain"})
         run = None if run_id in self.missing else self.by_id(run_id)
         text = render_result_page(run, run_id, self.layout)
         return Reply(200, text.encode(), {"Content-Type": "text/html; charset=utf-8",

@@ -24,7 +24,7 @@ from ingest.sources.localscore import LocalScoreSource, result_id_from_url
 from tests.localscore_server import FakeLocalScore, synthetic_runs
 
 PUBLIC = "https://www.localscore.ai"
-FIRST_ID = 2101
+FIRST_ID = 900101  # far above real LocalScore ids, so a recorded run never shadows a real one
 N_RUNS, N_FIRST_ROUND = 40, 35
 
 

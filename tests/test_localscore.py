@@ -30,7 +30,8 @@ class Warehouse:
         self.lander.ensure_layout(self.source)
 
     def fetch(self, site: FakeLocalScore) -> FetchContext:
-        ctx = FetchContext(source="localscore", base_url=site.url, client=PoliteClient(max_rps=1000),
+        client = PoliteClient(max_rps=1000, retries=1, backoff_base=0.01, backoff_max=0.02)
+        ctx = FetchContext(source="localscore", base_url=site.url, client=client,
                            store=self.store, parser_version=self.source.parser_version,
                            log=lambda msg: None, landed_values=read_landed_values(self.landing))
         self.source.fetch(ctx)
@@ -149,6 +150,25 @@ def test_more_than_five_percent_rejected_result_pages_fail_api_pages_do_not_coun
         LocalScoreSource().validate_payloads(api + pages)
     LocalScoreSource().validate_payloads(api + pages[:37] + pages[-1:])  # 1 of 38: fine
     LocalScoreSource().validate_payloads(api + [outcome(f"{base}/api/results?page=3", "rejected")])
+
+
+def test_a_result_page_failing_to_fetch_is_asked_for_again_next_time(wh):
+    with FakeLocalScore(synthetic_runs(21)) as site:
+        site.broken = {"5"}  # 1 of 21 answers 500: logged, not stored, the rest lands
+        wh.refresh(site)
+        assert wh.query("tests", "SELECT count(DISTINCT run_id) FROM t")[0][0] == 20
+        site.broken = set()
+        site.clear_log()
+        wh.refresh(site)
+        assert site.result_ids_requested() == ["5"]
+    assert wh.query("tests", "SELECT count(DISTINCT run_id) FROM t")[0][0] == 21
+
+
+def test_many_result_pages_failing_to_fetch_fail_the_source(wh):
+    with FakeLocalScore(synthetic_runs(12)) as site:
+        site.broken = {"2", "7"}
+        with pytest.raises(SourceFailed, match="2 of 12 result pages failed to fetch"):
+            wh.fetch(site)
 
 
 def test_unchanged_first_page_answered_304_stops_paging(wh):

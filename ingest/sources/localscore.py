@@ -32,6 +32,7 @@ import pandera.pandas as pa
 from bs4 import BeautifulSoup
 from pandera.typing import Series
 
+from ingest.http import FetchError
 from ingest.raw_store import RawEntry
 from ingest.source import Entity, FetchContext, PayloadRejected, Source, SourceFailed
 
@@ -342,10 +343,13 @@ class LocalScoreSource(Source):
             if not ids:
                 break
             fresh = [i for i in ids if i not in known]
-            for rid in fresh:
-                if rid not in seen:  # a run pushed onto the next page while paging comes twice
-                    seen.add(rid)
-                    new_ids.append(rid)
+            unseen = [i for i in fresh if i not in seen]  # a run pushed down while paging comes twice
+            if fresh and not unseen:
+                # only runs this fetch already has: a server ignoring `page` would loop forever
+                ctx.log(f"localscore: page {page} repeats earlier pages only; stopped paging")
+                break
+            seen.update(unseen)
+            new_ids.extend(unseen)
             if not fresh:
                 break
             if len(ids) < self.page_limit:
@@ -355,10 +359,21 @@ class LocalScoreSource(Source):
             seen.add(rid)
             new_ids.append(rid)
         ctx.log(f"localscore: {pages} API page(s), {len(new_ids)} new result page(s) to fetch")
+        failed: list[str] = []
         for n, rid in enumerate(new_ids, 1):
-            ctx.get(f"{base}/result/{rid}", ext="html", conditional=False)
+            try:
+                ctx.get(f"{base}/result/{rid}", ext="html", conditional=False)
+            except FetchError as exc:
+                # not stored, so the run stays pending and its page is asked for next time
+                failed.append(str(exc))
             if n % 100 == 0:
                 ctx.log(f"localscore: fetched {n}/{len(new_ids)} result pages")
+        if failed:
+            share = len(failed) / len(new_ids)
+            ctx.log(f"localscore: {len(failed)} result page(s) failed to fetch, e.g. {failed[0]}")
+            if share > REJECTED_SHARE_LIMIT:
+                raise SourceFailed(f"localscore: {len(failed)} of {len(new_ids)} result pages failed to fetch "
+                                   f"({share:.0%} > {REJECTED_SHARE_LIMIT:.0%}), e.g. {failed[0]}")
 
     @staticmethod
     def _page_ids(body: bytes, url: str) -> list[str]:
