@@ -115,7 +115,7 @@ def test_power_is_sampled_where_nvidia_smi_exists(tmp_path, key, monkeypatch):
     bindir.mkdir()
     tool = bindir / "nvidia-smi"
     tool.write_text("#!/bin/sh\ncase \"$*\" in\n"
-                    "  *power.draw*) printf '150.00\\n150.00\\n' ;;\n"
+                    "  *power.draw,memory.used*) printf '150.00, 20000\\n150.00, 10000\\n' ;;\n"
                     "  *name,memory.total*) printf 'NVIDIA GeForce RTX 4090, 24564\\nNVIDIA GeForce RTX 4090, 24564\\n' ;;\n"
                     "  *) exit 1 ;;\nesac\n")
     tool.chmod(tool.stat().st_mode | stat.S_IEXEC)
@@ -128,6 +128,7 @@ def test_power_is_sampled_where_nvidia_smi_exists(tmp_path, key, monkeypatch):
     assert payload["power"]["avg_watts"] == 300.0  # two GPUs at 150 W
     measured_s = sum(s["turn_time_ms"] for s in payload["samples"]) / 1000
     assert payload["power"]["energy_j"] >= 300.0 * measured_s * 0.9
+    assert payload["memory"] == {"peak_bytes": 30000 * 1024 * 1024}  # both GPUs' memory.used
     assert payload["machine"]["gpu"] == "NVIDIA GeForce RTX 4090"
     assert (payload["machine"]["gpu_count"], payload["machine"]["gpu_memory_gb"]) == (2, 23.99)
 

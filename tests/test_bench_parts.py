@@ -91,9 +91,10 @@ def test_llama_server_fingerprint_names_the_engine():
 
 
 # ---- power -------------------------------------------------------------------------------
-def test_power_draw_sums_gpus_and_refuses_unsupported():
-    assert power.parse_power_draw("150.25\n 99.75\n") == 250.0
-    assert power.parse_power_draw("[N/A]\n") is None
+def test_readings_sum_power_and_memory_over_gpus():
+    assert power.parse_readings("150.25, 1000\n99.75, 3000\n") == (250.0, 4000 * 1024 * 1024)
+    assert power.parse_readings("[N/A], 1000\n") == (None, 1000 * 1024 * 1024)
+    assert power.parse_readings("") == (None, None)
 
 
 def test_energy_is_the_area_under_the_readings():

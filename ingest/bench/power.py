@@ -1,7 +1,9 @@
-"""GPU power sampled from `nvidia-smi` while the measured repetitions run.
+"""GPU power (and memory in use) sampled from `nvidia-smi` while the measured repetitions run.
 
 Only a sensor reading is recorded here (method `sensor`); machines without one record nothing
-and the warehouse models their power from the hardware's TDP instead.
+and the warehouse models their power from the hardware's TDP instead. The peak of the GPUs'
+`memory.used` is kept too: it is what the run's model, KV cache and buffers took at most (plus
+whatever else runs on the GPUs), the measured side of the warehouse's memory estimate.
 """
 from __future__ import annotations
 
@@ -12,23 +14,29 @@ import time
 from dataclasses import dataclass, field
 
 
-def parse_power_draw(text: str) -> float | None:
-    """`nvidia-smi --query-gpu=power.draw --format=csv,noheader,nounits`: one line per GPU, summed.
+def parse_readings(text: str) -> tuple[float | None, int | None]:
+    """`nvidia-smi --query-gpu=power.draw,memory.used --format=csv,noheader,nounits`.
 
-    "[N/A]" / "[Not Supported]" lines (some laptop and older GPUs) give None.
+    One line per GPU; returns (watts summed, memory used summed in bytes), each None when any
+    GPU reports it as "[N/A]" or the output is empty.
     """
-    total = 0.0
-    seen = False
+    watts, mib = 0.0, 0.0
+    watts_ok = mem_ok = None
     for line in text.splitlines():
-        line = line.strip()
-        if not line:
+        if not line.strip():
             continue
+        parts = [p.strip() for p in line.split(",")]
         try:
-            total += float(line)
-            seen = True
-        except ValueError:
-            return None
-    return total if seen else None
+            watts += float(parts[0])
+            watts_ok = True if watts_ok is None else watts_ok
+        except (ValueError, IndexError):
+            watts_ok = False
+        try:
+            mib += float(parts[1])
+            mem_ok = True if mem_ok is None else mem_ok
+        except (ValueError, IndexError):
+            mem_ok = False
+    return (watts if watts_ok else None), (int(mib * 1024 * 1024) if mem_ok else None)
 
 
 @dataclass
@@ -49,6 +57,7 @@ class PowerSampler:
     interval_s: float = 0.2
     command: str = "nvidia-smi"
     samples: list[tuple[float, float]] = field(default_factory=list)  # (perf_counter, watts)
+    peak_memory_bytes: int | None = None
 
     def __post_init__(self):
         self._stop = threading.Event()
@@ -60,22 +69,24 @@ class PowerSampler:
     def available(cls, command: str = "nvidia-smi") -> bool:
         return shutil.which(command) is not None
 
-    def read_once(self) -> float | None:
+    def read_once(self) -> tuple[float | None, int | None]:
         exe = shutil.which(self.command)
         if exe is None:
-            return None
+            return None, None
         try:
-            out = subprocess.run([exe, "--query-gpu=power.draw", "--format=csv,noheader,nounits"],
+            out = subprocess.run([exe, "--query-gpu=power.draw,memory.used", "--format=csv,noheader,nounits"],
                                  capture_output=True, text=True, timeout=5)
         except (OSError, subprocess.SubprocessError):
-            return None
-        return parse_power_draw(out.stdout) if out.returncode == 0 else None
+            return None, None
+        return parse_readings(out.stdout) if out.returncode == 0 else (None, None)
 
     def _loop(self) -> None:
         while not self._stop.is_set():
-            watts = self.read_once()
+            watts, memory = self.read_once()
             if watts is not None:
                 self.samples.append((time.perf_counter(), watts))
+            if memory is not None:
+                self.peak_memory_bytes = max(memory, self.peak_memory_bytes or 0)
             self._stop.wait(self.interval_s)
 
     def start(self) -> None:

@@ -176,6 +176,7 @@ def run_bench(opts: BenchOptions, log: Callable[[str], None] = print) -> BenchRe
                 log(f"  {label}: {_fmt(sample)}")
         finally:
             power = sampler.stop() if sampler else None
+        peak_memory = sampler.peak_memory_bytes if sampler else None
 
         walk = None
         if opts.recall:
@@ -210,6 +211,7 @@ def run_bench(opts: BenchOptions, log: Callable[[str], None] = print) -> BenchRe
                       "gen_tokens": protocol.gen_tokens, "sampling": protocol.sampling,
                       "repetitions": len(samples)},
             samples=sample_rows, power=power.as_payload() if power else None,
+            memory={"peak_bytes": peak_memory} if peak_memory else None,
             context_recall=recall_rows)
     except RunRejected as exc:
         raise BenchError(f"the measured run does not validate, no file written: {exc}") from None
@@ -227,6 +229,8 @@ def run_bench(opts: BenchOptions, log: Callable[[str], None] = print) -> BenchRe
     if power:
         log(f"  power (nvidia-smi)  {power.avg_watts:.1f} W average, {power.energy_j:.1f} J "
             f"over {power.seconds:.1f} s")
+    if peak_memory:
+        log(f"  GPU memory in use   {peak_memory / 1024**3:.2f} GiB at most")
     if walk is not None:
         largest = walk.largest_recalled
         log(f"  context recall: largest recalled {largest if largest else 'none'}"
