@@ -1,0 +1,32 @@
+-- One row per model build with what the memory estimate needs: the weights (the build's GGUF
+-- file size, split parts summed, from marts.dim_model_build) and the base model's shape (its
+-- config.json, found through the catalogue's hf_base_repo).
+with builds as (
+    select build_id, model_id, quant, file_name, file_size_bytes, hf_repo
+    from {{ ref('dim_model_build') }}
+    where file_size_bytes > 0
+),
+
+shapes as (
+    select catalogue.model_id, shapes.*
+    from {{ ref('model_catalogue') }} as catalogue
+    inner join {{ ref('int_model_shapes_latest') }} as shapes
+        on lower(shapes.repo) = lower(catalogue.hf_base_repo)
+)
+
+select
+    builds.build_id,
+    builds.model_id,
+    builds.quant,
+    builds.file_name,
+    builds.hf_repo,
+    split_part(builds.hf_repo, '/', 1) as packager,
+    builds.file_size_bytes as weights_bytes,
+    shapes.repo as config_repo,
+    shapes.num_hidden_layers,
+    shapes.num_key_value_heads,
+    shapes.head_dim,
+    shapes.trained_context_tokens,
+    shapes.sliding_window
+from builds
+inner join shapes on shapes.model_id = builds.model_id

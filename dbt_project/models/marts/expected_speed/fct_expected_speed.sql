@@ -1,0 +1,45 @@
+-- Expected generation speed where nobody measured a (hardware, build) pair (DESIGN §7):
+--   expected tok/s = engine efficiency x memory bandwidth / weights bytes
+-- for every catalogue machine with a bandwidth and a memory size that holds the build at the
+-- default context, and every engine whose fit rests on enough measured pairs.
+with fits as (
+    select * from {{ ref('int_expected_speed_fits_computed') }}
+    where fit_n >= {{ var('expected_speed_min_fit_pairs') }}
+),
+
+measured as (
+    select distinct hardware_id, build_id
+    from {{ ref('fct_speed_measurements') }}
+    where trust in ('signed', 'source') and not is_duplicate and gen_tps > 0
+),
+
+builds as (
+    select build_id, weights_bytes, estimated_bytes
+    from {{ ref('int_memory_estimates_computed') }}
+    where is_default_context
+),
+
+hardware as (
+    select hardware_id, memory_bandwidth_gbps, memory_gb
+    from {{ ref('dim_hardware') }}
+    where memory_bandwidth_gbps > 0 and memory_gb > 0
+)
+
+select
+    hardware.hardware_id,
+    builds.build_id,
+    fits.engine,
+    hardware.memory_bandwidth_gbps * 1e9 / builds.weights_bytes as theoretical_tps,
+    fits.efficiency,
+    fits.efficiency * hardware.memory_bandwidth_gbps * 1e9 / builds.weights_bytes as expected_gen_tps,
+    fits.fit_n,
+    fits.fit_mdape_pct,
+    true as is_estimate
+from hardware
+inner join builds
+    on builds.estimated_bytes <= hardware.memory_gb * {{ var('memory_bytes_per_gb') }}
+cross join fits
+where not exists (
+    select 1 from measured
+    where measured.hardware_id = hardware.hardware_id and measured.build_id = builds.build_id
+)

@@ -1,0 +1,109 @@
+-- Memory a model build needs, per context size (DESIGN §7), with the smallest catalogue card
+-- that holds it and, where runs report a peak, the estimate's error against the measured peak.
+-- Estimates: intermediate/memory/int_memory_estimates_computed.sql (constants are dbt vars).
+with estimates as (
+    select * from {{ ref('int_memory_estimates_computed') }}
+),
+
+builds as (
+    select * from {{ ref('int_memory_builds_shaped') }}
+),
+
+cards as (
+    -- discrete cards of the catalogue; memory_gb read as GiB (var memory_bytes_per_gb)
+    select hardware_id, name, memory_gb, launch_price_usd
+    from {{ ref('dim_hardware') }}
+    where kind = 'gpu' and memory_gb > 0 and is_catalogued
+),
+
+smallest_cards as (
+    select
+        estimates.build_id,
+        estimates.context_tokens,
+        cards.hardware_id,
+        cards.name,
+        cards.memory_gb
+    from estimates
+    inner join cards
+        on cards.memory_gb * {{ var('memory_bytes_per_gb') }} >= estimates.estimated_bytes
+    qualify row_number() over (
+        partition by estimates.build_id, estimates.context_tokens
+        -- the least memory; among equals the cheapest card with a price, then by id
+        order by cards.memory_gb, cards.launch_price_usd nulls last, cards.hardware_id
+    ) = 1
+),
+
+run_peaks as (
+    -- a run's peak and the tokens it held (prompt + generated, its largest test)
+    select
+        build_id,
+        source,
+        source_run_id,
+        max(peak_memory_bytes) as peak_bytes,
+        max(coalesce(n_prompt, 0) + coalesce(n_gen, 0)) as tokens_held
+    from {{ ref('fct_speed_measurements') }}
+    where peak_memory_bytes > 0
+        and trust in ('signed', 'source')
+        and not is_duplicate
+        and build_id is not null
+    group by build_id, source, source_run_id
+),
+
+run_contexts as (
+    -- each run is compared with the smallest tabulated context that holds its tokens
+    select run_peaks.*, estimates.context_tokens
+    from run_peaks
+    inner join estimates
+        on estimates.build_id = run_peaks.build_id
+        and estimates.context_tokens >= run_peaks.tokens_held
+    qualify row_number() over (
+        partition by run_peaks.build_id, run_peaks.source, run_peaks.source_run_id
+        order by estimates.context_tokens
+    ) = 1
+),
+
+peaks as (
+    select
+        build_id,
+        context_tokens,
+        median(peak_bytes) as measured_peak_bytes,
+        count(*) as n_measured_peaks
+    from run_contexts
+    group by build_id, context_tokens
+)
+
+select
+    estimates.build_id,
+    estimates.context_tokens,
+    builds.model_id,
+    builds.quant,
+    builds.file_name,
+    builds.packager,
+    estimates.weights_bytes,
+    estimates.kv_cache_bytes,
+    estimates.compute_buffer_bytes,
+    estimates.runtime_overhead_bytes,
+    estimates.overhead_bytes,
+    estimates.estimated_bytes,
+    estimates.estimated_bytes / 1e9 as estimated_gb,
+    cast({{ var('memory_kv_bytes_per_element') }} as integer) as kv_bytes_per_element,
+    estimates.is_default_context,
+    estimates.is_beyond_trained_context,
+    estimates.is_kv_upper_bound,
+    estimates.trained_context_tokens,
+    smallest_cards.hardware_id as smallest_card_hardware_id,
+    smallest_cards.name as smallest_card_name,
+    smallest_cards.memory_gb as smallest_card_memory_gb,
+    cast(peaks.measured_peak_bytes as bigint) as measured_peak_bytes,
+    cast(coalesce(peaks.n_measured_peaks, 0) as integer) as n_measured_peaks,
+    cast(estimates.estimated_bytes - peaks.measured_peak_bytes as bigint) as estimate_error_bytes,
+    100.0 * (estimates.estimated_bytes - peaks.measured_peak_bytes) / peaks.measured_peak_bytes
+        as estimate_error_pct
+from estimates
+inner join builds on builds.build_id = estimates.build_id
+left join smallest_cards
+    on smallest_cards.build_id = estimates.build_id
+    and smallest_cards.context_tokens = estimates.context_tokens
+left join peaks
+    on peaks.build_id = estimates.build_id
+    and peaks.context_tokens = estimates.context_tokens
