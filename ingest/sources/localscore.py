@@ -24,7 +24,7 @@ import re
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import urlsplit
 
 import duckdb
 import pandas as pd
@@ -299,7 +299,8 @@ def read_landed_values(landing_root: Path, source: str = "localscore") -> Callab
 class LocalScoreSource(Source):
     name = "localscore"
     kind = "incremental"
-    license = "LocalScore results are published openly by localscore.ai (Mozilla Builders)"
+    # the site's code is Apache-2.0; the site states no licence for the submitted results
+    license = "No stated licence for the results (site code Apache-2.0); used with attribution"
     attribution = "LocalScore (https://www.localscore.ai), a Mozilla Builders project"
     parser_version = "1"
     freshness_warn_hours = 36
