@@ -41,6 +41,7 @@ class OpenAIServerConfig:
     cut_requests: tuple[int, ...] = ()  # ... in these chat requests (0 = the first one)
     hang_s: float | None = None  # wait this long before answering anything
     model_404: bool = False  # answer like an OpenAI server asked for a model it does not have
+    refuse_fields: tuple[str, ...] = ()  # answer 400 to requests holding these fields (a strict server)
     props_model_path: str | None = "/models/Test-Model-7B-Q4_K_M.gguf"
     expose_props: bool = True
 
@@ -94,6 +95,10 @@ class OpenAIServer:
         if cfg.model_404 or body.get("model") != cfg.model:
             return self._json(404, {"error": {"message": f"The model `{body.get('model')}` does not exist",
                                               "type": "invalid_request_error", "code": "model_not_found"}})
+        refused = [f for f in cfg.refuse_fields if f in body]
+        if refused:
+            return self._json(400, {"error": {"message": f"Unrecognized request argument supplied: {refused[0]}",
+                                              "type": "invalid_request_error"}})
         prompt = " ".join(m.get("content", "") for m in body.get("messages", []))
         prompt_tokens = len(prompt.split())
         if cfg.n_ctx is not None and prompt_tokens + body.get("max_tokens", 0) > cfg.n_ctx:

@@ -97,6 +97,18 @@ def test_without_usage_tokens_are_counted_from_the_stream(tmp_path, key):
     assert [s.gen_tokens for s in result.samples] == [25, 25]
 
 
+def test_optional_fields_a_strict_server_refuses_are_dropped(tmp_path, key):
+    from ingest.bench.runner import BenchOptions, run_bench
+    cfg = OpenAIServerConfig(first_token_s=0.01, per_token_s=0.001, refuse_fields=("stream_options", "ignore_eos"))
+    with OpenAIServer(cfg) as srv:
+        result = run_bench(BenchOptions(endpoint=srv.url, model="test-model", key=key, out=tmp_path / "r.json",
+                                        warmup=1, repetitions=2, gen_tokens=20), log=lambda line: None)
+        later = srv.chat_requests[-3:]  # the warm-up as finally sent, and both measured
+    assert all("stream_options" not in r and "ignore_eos" not in r for r in later)
+    assert [s.token_counts for s in result.samples] == ["stream", "stream"]
+    assert [s.gen_tokens for s in result.samples] == [20, 20]
+
+
 def test_default_out_is_named_by_submission_id(tmp_path, key, monkeypatch):
     monkeypatch.chdir(tmp_path)
     cfg = OpenAIServerConfig(first_token_s=0.01, per_token_s=0.001)

@@ -118,6 +118,9 @@ def _is_json(response: requests.Response) -> bool:
     return True
 
 
+_OPTIONAL_FIELDS = ("stream_options", "ignore_eos")
+
+
 class ChatClient:
     def __init__(
         self,
@@ -136,6 +139,8 @@ class ChatClient:
         self.read_timeout = read_timeout
         self.session = session or requests.Session()
         self.headers = {"User-Agent": config.USER_AGENT, "Accept": "text/event-stream"}
+        # optional request fields a strict server refused once: not sent again
+        self.dropped_fields: set[str] = set()
         if api_key:
             self.headers["Authorization"] = f"Bearer {api_key}"
 
@@ -186,6 +191,21 @@ class ChatClient:
         if seed is not None:
             body["seed"] = seed
         body.update(extra or {})
+        while True:
+            for name in self.dropped_fields:
+                body.pop(name, None)
+            try:
+                return self._post_stream(body)
+            except ServerRejected as exc:
+                # An older or strict server refusing an optional field (usage in the stream,
+                # ignore_eos) is asked again without it; the samples then say how they counted.
+                refused = [f for f in _OPTIONAL_FIELDS if f in body and exc.status in (400, 422)
+                           and f in str(exc)]
+                if not refused:
+                    raise
+                self.dropped_fields.update(refused)
+
+    def _post_stream(self, body: dict) -> StreamResult:
         data = json.dumps(body).encode()
         headers = dict(self.headers, **{"Content-Type": "application/json"})
         sent_at = time.perf_counter()
