@@ -1,6 +1,6 @@
 -- Every speed source in the one contract (docs/architecture.md "Speed facts contract").
 -- Add a source here when its int_<source>__speed_samples model exists.
-{%- set speed_sources = ['int_runs__speed_samples'] %}
+{%- set speed_sources = ['int_localscore__speed_samples', 'int_runs__speed_samples'] %}
 {%- set columns = [
     'source', 'source_run_id', 'sample_index', 'raw_hardware_name', 'hardware_memory_gb',
     'raw_model_name', 'raw_quant', 'model_file_name', 'engine', 'engine_version', 'test_name',

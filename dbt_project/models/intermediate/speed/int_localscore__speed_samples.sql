@@ -1,0 +1,75 @@
+-- LocalScore in the speed facts contract (docs/architecture.md): one sample per test of a run.
+-- The same run and test are landed again whenever an API page or result page is re-fetched:
+-- the latest landing of each run and of each (run, test) is kept. Runs whose result page has
+-- not landed yet have no tests, hence no samples.
+with runs as (
+    select *
+    from {{ ref('stg_localscore__runs') }}
+    qualify row_number() over (
+        partition by run_id order by fetched_at desc, raw_sha256 desc, record_index desc
+    ) = 1
+),
+
+tests as (
+    select *
+    from {{ ref('stg_localscore__tests') }}
+    qualify row_number() over (
+        partition by run_id, test_name order by fetched_at desc, raw_sha256 desc, record_index desc
+    ) = 1
+),
+
+joined as (
+    select
+        r.run_id,
+        r.created_at,
+        r.accelerator_name,
+        r.accelerator_memory_gb,
+        r.model_name,
+        r.model_quant,
+        r.runtime_name,
+        r.runtime_version,
+        t.test_index,
+        t.test_name,
+        t.n_prompt,
+        t.n_gen,
+        t.gen_tps,
+        t.prompt_tps,
+        t.ttft_ms,
+        t.avg_time_ms,
+        t.power_w,
+        t.vram_used_mb
+    from runs as r
+    inner join tests as t on r.run_id = t.run_id
+)
+
+select
+    'localscore' as source,
+    cast(run_id as varchar) as source_run_id,
+    cast(row_number() over (partition by run_id order by test_index, test_name) - 1 as integer) as sample_index,
+    accelerator_name as raw_hardware_name,
+    accelerator_memory_gb as hardware_memory_gb,
+    model_name as raw_model_name,
+    model_quant as raw_quant,
+    cast(null as varchar) as model_file_name,
+    runtime_name as engine,
+    runtime_version as engine_version,
+    test_name,
+    cast(n_prompt as bigint) as n_prompt,
+    cast(n_gen as bigint) as n_gen,
+    gen_tps,
+    prompt_tps,
+    ttft_ms,
+    -- LocalScore publishes no client-view turn time: derive it (DESIGN §7) and say so
+    case when ttft_ms is not null and gen_tps > 0 and n_gen is not null
+         then ttft_ms + 1000.0 * n_gen / gen_tps end as turn_time_ms,
+    (ttft_ms is not null and gen_tps > 0 and n_gen is not null) as is_turn_time_derived,
+    power_w,
+    -- the test's energy from its average power over its wall time
+    power_w * avg_time_ms / 1000.0 as energy_j,
+    case when power_w is not null then 'sensor' end as power_method,
+    cast(vram_used_mb * 1048576 as bigint) as peak_memory_bytes,
+    cast(null as varchar) as country,
+    created_at as measured_at,
+    'source' as trust,
+    false as is_duplicate
+from joined

@@ -1,0 +1,199 @@
+"""Entity resolution on the 1,218 real LocalScore runs (../shared/data/localscore, skipped when absent).
+
+The runs of localscore_results_d893a.tsv are turned into LocalScore API run objects, parsed by the
+source's own `run_row` and written as landing parquet in the `runs` shape; each run gets one test
+row (the TSV only has the run's averages, so the test is named `tsv-average`). Then the real dbt
+project builds the dims and the speed facts from that landing, and the test reads the marts: the
+resolution SQL that runs is exactly the one that publishes.
+"""
+from __future__ import annotations
+
+import csv
+import os
+import re
+import subprocess
+import sys
+from datetime import datetime
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+import pytest
+
+from ingest.landing import Lander, model_column_types, write_parquet
+from ingest.raw_store import RawStore
+from ingest.source import load_sources
+from ingest.sources import localscore  # module import: pytest would collect test_rows / TestModel
+from tests.conftest import SHARED_DATA
+
+PROJECT = Path(__file__).resolve().parent.parent
+DBT = str(Path(sys.executable).parent / "dbt")
+TSV = SHARED_DATA / "localscore" / "localscore_results_d893a.tsv"
+SPEED_SELECT = ["+fct_speed_measurements", "+dim_hardware", "+dim_model", "+dim_model_build",
+                "+fct_speed_summary", "+unresolved_names"]
+
+
+# ---- helpers shared with tests/test_speed_marts.py ------------------------------------------
+def land_localscore(home: Path, runs: list[dict], tests: list[dict], name: str = "batch") -> None:
+    """Write LocalScore landing files (runs, tests) the way the Lander does, typed by the pandera models."""
+    lander = Lander(home / "landing", RawStore(home / "raw"), log=lambda m: None)
+    for source in load_sources().values():  # every source's empty typed files: the project reads them all
+        lander.ensure_layout(source)
+    meta = {"_raw_sha256": name, "_fetched_at": pd.Timestamp("2026-01-01"), "_record_index": 0}
+    for entity, rows, model in (("runs", runs, localscore.RunModel), ("tests", tests, localscore.TestModel)):
+        types = model_column_types(model)
+        frame = pd.DataFrame([{**meta, **r, "_record_index": i} for i, r in enumerate(rows)])
+        for column in types:
+            if column not in frame.columns:
+                frame[column] = None
+        write_parquet(frame[list(types)], lander.entity_dir("localscore", entity) / f"{name}.parquet", types)
+
+
+def dbt_build(home: Path, work: Path, select: list[str]) -> Path:
+    """Build the selected models (with their data and unit tests) into a new DuckDB file."""
+    build = work / "build.duckdb"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BENCHWH_")}
+    env.update(BENCHWH_HOME=str(home), BENCHWH_BUILD_PATH=str(build), DBT_SEND_ANONYMOUS_USAGE_STATS="false")
+    cmd = [DBT, "build", "--project-dir", str(PROJECT / "dbt_project"),
+           "--profiles-dir", str(PROJECT / "dbt_project"),
+           "--target-path", str(work / "target"), "--log-path", str(work / "logs"),
+           "--indirect-selection", "cautious", "--select", *select]
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout[-4000:]
+    return build
+
+
+def query(db: Path, sql: str) -> list[tuple]:
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()
+
+
+# ---- the real runs -------------------------------------------------------------------------
+def tsv_runs() -> list[dict]:
+    with TSV.open(newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f, delimiter="\t"))
+
+
+def api_run(row: dict) -> dict:
+    """One TSV row as a LocalScore /api/results run object."""
+    def num(v):
+        return float(v) if v not in (None, "") else None
+    return {
+        "id": int(row["test_num"]),
+        "created_at": datetime.strptime(row["test_date"], "%Y.%m.%d %H:%M:%S").strftime("%Y-%m-%d %H:%M:%S"),
+        "accelerator": row["accel_name"] or None,
+        "accelerator_type": row["accel_type"],
+        "accelerator_memory_gb": num(row["accel_ram"]),
+        "model": {"name": row["model_name"] or None, "quant": row["model_quant"],
+                  "params": int(float(row["model_params"]) * 1_000_000) if row["model_params"] else None},
+        "avg_prompt_tps": num(row["prompt_tps"]), "avg_gen_tps": num(row["gen_tps"]),
+        "avg_ttft_ms": num(row["ttft"]), "performance_score": num(row["localscore"]),
+        "system": {"cpu_name": row["system_cpu"], "ram_gb": num(row["system_ram"]), "kernel_type": row["system_os"]},
+        "runtime": {"name": "llamafile", "version": None},
+    }
+
+
+@pytest.fixture(scope="module")
+def real_build(tmp_path_factory):
+    if not TSV.is_file():
+        pytest.skip("../shared/data/localscore is absent")
+    rows = tsv_runs()
+    runs, tests, not_landed = [], [], []
+    for row in rows:
+        try:
+            run = localscore.run_row(api_run(row))
+        except KeyError:  # the source itself refuses a run without an accelerator name
+            not_landed.append(row["test_num"])
+            continue
+        runs.append(run)
+        tests += localscore.test_rows(run["run_id"], [{
+            "name": "tsv-average", "n_prompt": 1024, "n_gen": 16,
+            "prompt_tps": run["avg_prompt_tps"], "gen_tps": run["avg_gen_tps"], "ttft_ms": run["avg_ttft_ms"]}])
+    work = tmp_path_factory.mktemp("resolution")
+    home = work / "warehouse"
+    land_localscore(home, runs, tests, name="localscore-tsv")
+    return rows, not_landed, dbt_build(home, work, SPEED_SELECT)
+
+
+def run_resolution(db: Path) -> dict[str, tuple]:
+    """source_run_id -> (hardware_id, hardware catalogued, model_id, model catalogued, raw hardware name, memory)."""
+    got = query(db, """
+        select m.source_run_id, any_value(m.hardware_id), bool_and(h.is_catalogued),
+               any_value(m.model_id), bool_and(d.is_catalogued),
+               any_value(m.raw_hardware_name), any_value(m.hardware_memory_gb)
+        from marts.fct_speed_measurements as m
+        join marts.dim_hardware as h using (hardware_id)
+        join marts.dim_model as d using (model_id)
+        where m.source = 'localscore'
+        group by m.source_run_id""")
+    return {r[0]: r[1:] for r in got}
+
+
+def test_at_least_97_percent_of_real_runs_resolve(real_build):
+    rows, not_landed, db = real_build
+    resolved = run_resolution(db)
+    total = len(rows)
+    assert total == 1218
+    assert len(resolved) + len(not_landed) == total  # every landed run reached the fact
+    hardware_ok = sum(1 for r in resolved.values() if r[1])
+    model_ok = sum(1 for r in resolved.values() if r[3])
+    both_ok = sum(1 for r in resolved.values() if r[1] and r[3])
+    print(f"\nLocalScore TSV: {total} runs, {len(not_landed)} without an accelerator name (not landed)")
+    print(f"hardware resolved to catalogue ids: {hardware_ok}/{total} = {hardware_ok / total:.2%}")
+    print(f"model resolved to catalogue ids:    {model_ok}/{total} = {model_ok / total:.2%}")
+    print(f"both resolved:                      {both_ok}/{total} = {both_ok / total:.2%}")
+    assert hardware_ok / total >= 0.97
+    assert model_ok / total >= 0.97
+    assert both_ok / total >= 0.97
+
+
+def fold(name: str) -> str:
+    """An independent, deliberately simple spelling fold: case, spaces, vendor prefix, 'Graphics'."""
+    s = re.sub(r"\s+", " ", name.strip().lower())
+    s = re.sub(r"^(amd|nvidia|intel|apple) ", "", s)
+    return re.sub(r" graphics$", "", s)
+
+
+def test_every_gpu_spelled_several_ways_maps_to_one_id(real_build):
+    rows, _, db = real_build
+    resolved = run_resolution(db)
+    gpu_runs = [r for r in rows if r["accel_type"] == "GPU" and r["accel_name"]]
+    by_fold: dict[str, set[tuple[str, float]]] = {}
+    for r in gpu_runs:
+        by_fold.setdefault(fold(r["accel_name"]), set()).add((r["accel_name"], float(r["accel_ram"])))
+    several = {k: v for k, v in by_fold.items() if len(v) > 1}
+    # spelled more than one way: by name, or by the reported memory (31 vs 32 GB)
+    assert {"radeon rx 7900 xtx", "radeon rx 7800 xt", "radeon 780m", "geforce rtx 5090"} <= set(several)
+    for key, spellings in several.items():
+        ids = {(name, mem): resolved[r["test_num"]][0] for r in gpu_runs
+               for name, mem in [(r["accel_name"], float(r["accel_ram"]))] if (name, mem) in spellings}
+        memories = sorted({mem for _, mem in spellings})
+        if memories[-1] - memories[0] <= 2:  # one card: only the spelling or the rounding differs
+            assert len(set(ids.values())) == 1, (key, ids)
+        else:  # real variants (RTX 4060 Ti 8/16GB, Apple memory options): one id per memory at most
+            by_mem: dict[float, set[str]] = {}
+            for (_, mem), hid in ids.items():
+                by_mem.setdefault(mem, set()).add(hid)
+            assert all(len(v) == 1 for v in by_mem.values()), (key, ids)
+    # the variants really are told apart by memory
+    ti = {resolved[r["test_num"]][0] for r in gpu_runs if r["accel_name"] == "NVIDIA GeForce RTX 4060 Ti"}
+    assert ti == {"nvidia-rtx-4060-ti-8gb", "nvidia-rtx-4060-ti-16gb"}
+
+
+def test_unresolved_names_are_listed_with_counts_and_closest_match(real_build):
+    _, _, db = real_build
+    listed = {(r[0], r[1]): r[2:] for r in query(db, """
+        select kind, raw_name, occurrences, closest_match, closest_similarity
+        from audit.unresolved_names where source = 'localscore'""")}
+    assert listed[("hardware", "AMD Radeon Graphics")][0] == 3
+    assert listed[("model", "Models")][0] == 2
+    assert listed[("model", "Models")][1] is not None
+    # every unresolved name still reaches the dims under a provisional id
+    provisional = query(db, "select count(*) from marts.dim_model where model_id like 'unresolved:%' and not is_catalogued")
+    assert provisional[0][0] >= 5
+    # and nothing catalogued is listed
+    catalogued = {r[0] for r in query(db, "select name from marts.dim_hardware where is_catalogued")}
+    assert not any(raw in catalogued for kind, raw in listed if kind == "hardware")
