@@ -1,6 +1,7 @@
 """Offline mode: copy a source's bundled recorded snapshots into the raw store.
 
-A recording lives in ingest/snapshots/<source>/: `index.json` lists the recorded responses
+A recording lives in ingest/snapshots/<source>/ (or where the source's `recording_dir()` points,
+for sources from other packages): `index.json` lists the recorded responses
 `[{"url": ..., "fetched_at": "...Z", "status": 200, "headers": {...}, "file": "..."}]` in the order
 they were fetched, each body in `file` beside it. Replaying keeps the recorded `fetched_at`, so an
 offline build is the same on any day, and replaying twice stores nothing new.
@@ -15,7 +16,12 @@ from ingest.raw_store import RawEntry, RawStore, sha256_hex
 
 
 def recording_dir(source: str) -> Path:
-    return snapshots_dir() / source
+    """The registered source's own recording_dir(), else ingest/snapshots/<source>."""
+    from ingest.source import load_sources
+
+    registered = load_sources().get(source)
+    hook = getattr(registered, "recording_dir", None)
+    return Path(hook()) if callable(hook) else snapshots_dir() / source
 
 
 def has_recording(source: str) -> bool:

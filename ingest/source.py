@@ -2,15 +2,21 @@
 
 A source declares what it lands (entities with pandera models), how it fetches (through the
 polite client, storing raw payloads) and how it parses one stored payload (pure, no I/O).
-Built-in sources are listed in BUILTIN_SOURCES; other packages add theirs through the entry
-point group `benchwh.sources` (each entry point names a Source subclass or instance).
+Built-in sources are found, not listed: every module in `ingest/sources/` that defines a Source
+subclass with a `name` is one (so `benchwh sources new` needs no edit of a list). Other packages
+add theirs through the entry point group `benchwh.sources` (each entry point names a Source
+subclass or instance).
 """
 from __future__ import annotations
 
 import importlib
+import inspect
+import os
+import pkgutil
 from dataclasses import dataclass, field
 from datetime import datetime
 from importlib.metadata import entry_points
+from pathlib import Path
 from typing import Any, Callable, ClassVar, Iterable, Literal
 
 import pandas as pd
@@ -19,13 +25,7 @@ from ingest.raw_store import RawEntry, RawStore
 
 ENTRY_POINT_GROUP = "benchwh.sources"
 
-BUILTIN_SOURCES = [
-    "ingest.sources.openrouter:OpenRouterSource",
-    "ingest.sources.grid:GridSource",
-    "ingest.sources.localscore:LocalScoreSource",
-    "ingest.sources.huggingface:HuggingFaceSource",
-    "ingest.sources.runs:RunsSource",
-]
+BUILTIN_PACKAGE = "ingest.sources"
 
 
 class SourceFailed(Exception):
@@ -103,6 +103,28 @@ class Source:
     entities: ClassVar[tuple[Entity, ...]] = ()
     # Set False for sources fed only by files (the inbox), not by a scheduled fetch.
     scheduled: ClassVar[bool] = True
+    # Where the source lives when no env override is set; env `BENCHWH_<NAME>_URL` overrides it
+    # (the built-ins' pinned variables are in ingest.config.URL_ENV).
+    default_url: ClassVar[str] = ""
+
+    def base_url(self) -> str:
+        """The base URL to fetch from: the pinned env variable, `BENCHWH_<NAME>_URL`, or default_url."""
+        from ingest import config
+
+        if self.name in config.URL_ENV:
+            return config.source_url(self.name)
+        value = os.environ.get(f"BENCHWH_{self.name.upper()}_URL") or self.default_url
+        return value.rstrip("/")
+
+    def recording_dir(self) -> Path:
+        """The bundled recorded snapshots `--offline` replays (index.json + bodies).
+
+        Built-ins keep theirs in ingest/snapshots/<name>/; a source from another package
+        overrides this to point inside its own package.
+        """
+        from ingest.config import snapshots_dir
+
+        return snapshots_dir() / self.name
 
     def fetch(self, ctx: FetchContext) -> None:
         """Fetch new raw payloads through ctx.get(). Incremental where the source allows."""
@@ -125,23 +147,29 @@ class Source:
         raise KeyError(f"{self.name} has no entity {name!r}")
 
 
-def _load(ref: str) -> Source:
-    module, _, attr = ref.partition(":")
-    obj = getattr(importlib.import_module(module), attr)
-    return obj() if isinstance(obj, type) else obj
+def builtin_source_classes() -> list[type[Source]]:
+    """Source subclasses with a `name` defined in the modules of ingest/sources/, by module name."""
+    package = importlib.import_module(BUILTIN_PACKAGE)
+    classes = []
+    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
+        if info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{BUILTIN_PACKAGE}.{info.name}")
+        for _, obj in inspect.getmembers(module, inspect.isclass):
+            # only classes defined here (not imported ones), concrete (a name of their own)
+            if (issubclass(obj, Source) and obj is not Source and obj.__module__ == module.__name__
+                    and isinstance(obj.__dict__.get("name"), str)):
+                classes.append(obj)
+    return classes
 
 
 def load_sources(include_external: bool = True) -> dict[str, Source]:
     """All registered sources by name: built-ins, then entry points of installed packages."""
     found: dict[str, Source] = {}
-    for ref in BUILTIN_SOURCES:
-        try:
-            src = _load(ref)
-        except ModuleNotFoundError as exc:
-            # a built-in not written yet; tolerated so sources can land one by one
-            if exc.name and exc.name.startswith("ingest.sources"):
-                continue
-            raise
+    for cls in builtin_source_classes():
+        src = cls()
+        if src.name in found:
+            raise ValueError(f"source name {src.name!r} is defined twice in {BUILTIN_PACKAGE}")
         found[src.name] = src
     if include_external:
         for ep in entry_points(group=ENTRY_POINT_GROUP):
