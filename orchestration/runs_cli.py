@@ -4,7 +4,6 @@ Every handler returns an exit code; user mistakes are one line on stderr (exit 2
 """
 from __future__ import annotations
 
-import argparse
 import base64
 import json
 import sys

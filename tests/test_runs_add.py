@@ -132,3 +132,17 @@ def test_folders_archives_and_sidecars(home, key, tmp_path):
     assert (runs.loc["drop/bench.json", "gpu"], runs.loc["drop/bench.json", "country"]) == ("RTX 4090", "SE")
     assert runs.loc["more.tar.gz!x/lb.jsonl", "gpu"] == "RTX 3090"
     assert runs.loc["drop/sub/run.json", "country"] == "DE"  # a signed payload is not overridden
+
+
+def test_known_runs_cache_catches_up_and_rebuilds(home, key, tmp_path):
+    """The duplicate check reads a derived cache; deleting it or landing elsewhere changes nothing."""
+    trust(home, key)
+    write_signed(tmp_path / "a.json", key)
+    assert add_paths([tmp_path / "a.json"], home)[0].status == "accepted"
+    index = home / "landing" / "runs" / "_known.jsonl"
+    add_paths([tmp_path / "a.json"], home)  # loads and catches up the cache
+    assert index.exists() and len(index.read_text().splitlines()) == 1
+    index.unlink()
+    (tmp_path / "b.json").write_bytes((tmp_path / "a.json").read_bytes())
+    assert add_paths([tmp_path / "b.json"], home)[0].status == "duplicate"
+    assert len(index.read_text().splitlines()) == 1

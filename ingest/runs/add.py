@@ -13,7 +13,9 @@ Then the Lander lands every pending `runs` payload.
 """
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -51,23 +53,40 @@ class FileResult:
 
 
 class KnownRuns:
-    """What is already landed (or stored and pending): run ids and file hashes."""
+    """What is already landed (or stored and pending): run ids and file hashes.
+
+    Read from a cache, landing/runs/_known.jsonl (one line per landed payload: its raw sha256,
+    file sha256 and run ids), caught up from the ledger on load: only payloads landed since the
+    last load are read from their Parquet files, so adding files to a large warehouse costs
+    time in proportion to what is new. The cache is derived (delete it and it is rebuilt).
+    """
 
     def __init__(self, home: Path, store: RawStore, lander: Lander):
         self.run_files: dict[tuple[str, str], set[str]] = {}
         self.files: set[str] = set()
-        glob = str(lander.entity_dir(SOURCE, "runs") / "*.parquet")
-        con = duckdb.connect()
-        try:
-            rows = con.execute(
-                "SELECT source, source_run_id, file_sha256 FROM read_parquet(?, union_by_name=true)",
-                [glob]).fetchall()
-        except duckdb.Error:
-            rows = []  # nothing landed yet
-        finally:
-            con.close()
-        for source, run_id, sha in rows:
-            self.add(source, run_id, sha)
+        self.index = lander.root / SOURCE / "_known.jsonl"
+        covered: set[str] = set()
+        if self.index.exists():
+            for line in self.index.read_text(encoding="utf-8").splitlines():
+                try:
+                    item = json.loads(line)
+                except json.JSONDecodeError:
+                    continue  # a torn last line: that payload is caught up again below
+                covered.add(item["raw"])
+                for source, run_id in item["runs"]:
+                    self.add(source, run_id, item["file"])
+        ledger = lander.ledger_dir(SOURCE)
+        fresh = []
+        if ledger.exists():
+            for name in sorted(os.listdir(ledger)):
+                sha = name[:-5] if name.endswith(".json") and not name.startswith(".") else None
+                if sha and sha not in covered:
+                    fresh.append(self._catch_up(lander, sha))
+        if fresh:
+            with self.index.open("a", encoding="utf-8") as fh:
+                fcntl.flock(fh, fcntl.LOCK_EX)
+                fh.write("".join(json.dumps(item, sort_keys=True) + "\n" for item in fresh))
+                fcntl.flock(fh, fcntl.LOCK_UN)
         for entry in lander.pending(SOURCE):  # stored but not landed yet (an interrupted add)
             try:
                 doc, runs = parse_intake(store.read(entry), parse_iso(entry.fetched_at))
@@ -76,9 +95,26 @@ class KnownRuns:
             for run in runs:
                 self.add(run.source, run.source_run_id, doc["file_sha256"])
 
-    def add(self, source: str, run_id: str, file_sha: str) -> None:
+    def _catch_up(self, lander: Lander, sha: str) -> dict:
+        item = {"raw": sha, "file": None, "runs": []}
+        path = lander.entity_dir(SOURCE, "runs") / f"{sha}.parquet"
+        if path.exists():
+            con = duckdb.connect()
+            try:
+                rows = con.execute("SELECT source, source_run_id, file_sha256 FROM read_parquet(?)",
+                                   [str(path)]).fetchall()
+            finally:
+                con.close()
+            for source, run_id, file_sha in rows:
+                item["file"] = file_sha
+                item["runs"].append([source, run_id])
+                self.add(source, run_id, file_sha)
+        return item
+
+    def add(self, source: str, run_id: str, file_sha: str | None) -> None:
         self.run_files.setdefault((source, run_id), set()).add(file_sha)
-        self.files.add(file_sha)
+        if file_sha:
+            self.files.add(file_sha)
 
 
 def merge_meta(sidecar: bytes | None, flags: dict | None, name: str) -> dict:

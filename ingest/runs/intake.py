@@ -22,7 +22,7 @@ from datetime import datetime
 from ingest.runs import dsse, llamabench, tools
 from ingest.runs.errors import RunRejected
 from ingest.runs.model import ParsedRun, Sample, check_run, finite
-from ingest.runs.payload import (MAX_GB, MAX_WATTS, check_not_future, loads_strict,
+from ingest.runs.payload import (MAX_GB, MAX_WATTS, check_not_future,
                                  parse_rfc3339_utc, validate_payload)
 from ingest.runs.textutil import decode_text, json_objects
 

@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 from ingest.runs.errors import RunRejected
 from ingest.runs.model import ParsedRun, Sample, canonical_hash, finite
 from ingest.runs.payload import MAX_GEN_TPS, MAX_MS, MAX_PROMPT_TPS, MAX_TOKENS
-from ingest.runs.textutil import go_duration_ms, json_objects, parse_any_time, utc_from_unix
+from ingest.runs.textutil import go_duration_ms, parse_any_time, utc_from_unix
 
 MAX_REQUESTS = 100_000
 NS_MAX = MAX_MS * 1e6
