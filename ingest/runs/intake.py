@@ -8,8 +8,8 @@
 
 Parsing a wrapper is pure, so replaying the raw store gives the same rows. Trust is decided at
 landing time: the trusted keys that matched a run file's signatures when it was added are
-stored in its wrapper, so a later change of trusted_keys.json does not rewrite history (add the
-file again after trusting its key... it is then a duplicate: re-sign with a new submission_id).
+stored in its wrapper, so a later change of trusted_keys.json does not rewrite history. A file
+added before its key was trusted stays `unverified` (adding it again is a duplicate).
 """
 from __future__ import annotations
 
