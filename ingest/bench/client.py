@@ -261,10 +261,11 @@ class ChatClient:
                                       "(no /v1/chat/completions route)")
         if status in (405, 501):
             raise NotOpenAICompatible(f"not OpenAI-compatible: {self.url} answered HTTP {status}")
-        if status == 400 and "model" in _error_text(response).lower() and \
-                ("not found" in _error_text(response).lower() or "does not exist" in _error_text(response).lower()):
-            raise ModelNotServed(f"model not served: {self.model!r}: {_error_text(response)}")
-        raise ServerRejected(f"server error (HTTP {status}): {_error_text(response)}", status)
+        message = _error_text(response)
+        lowered = message.lower()
+        if status == 400 and "model" in lowered and ("not found" in lowered or "does not exist" in lowered):
+            raise ModelNotServed(f"model not served: {self.model!r}: {message}")
+        raise ServerRejected(f"server error (HTTP {status}): {message}", status)
 
     def _events(self, response: requests.Response) -> Iterator[tuple[float, str]]:
         """(arrival time, data) for each SSE `data:` line, as soon as its bytes arrive."""
