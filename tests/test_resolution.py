@@ -34,12 +34,13 @@ SPEED_SELECT = ["+fct_speed_measurements", "+dim_hardware", "+dim_model", "+dim_
 
 
 # ---- helpers shared with tests/test_speed_marts.py ------------------------------------------
-def land_localscore(home: Path, runs: list[dict], tests: list[dict], name: str = "batch") -> None:
-    """Write LocalScore landing files (runs, tests) the way the Lander does, typed by the pandera models."""
+def land_localscore(home: Path, runs: list[dict], tests: list[dict], name: str = "batch",
+                    fetched_at: str = "2026-01-01 00:00:00") -> None:
+    """Write one LocalScore payload's landing files (runs, tests) as the Lander does, typed by the pandera models."""
     lander = Lander(home / "landing", RawStore(home / "raw"), log=lambda m: None)
     for source in load_sources().values():  # every source's empty typed files: the project reads them all
         lander.ensure_layout(source)
-    meta = {"_raw_sha256": name, "_fetched_at": pd.Timestamp("2026-01-01"), "_record_index": 0}
+    meta = {"_raw_sha256": name, "_fetched_at": pd.Timestamp(fetched_at), "_record_index": 0}
     for entity, rows, model in (("runs", runs, localscore.RunModel), ("tests", tests, localscore.TestModel)):
         types = model_column_types(model)
         frame = pd.DataFrame([{**meta, **r, "_record_index": i} for i, r in enumerate(rows)])
