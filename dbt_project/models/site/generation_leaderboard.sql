@@ -1,0 +1,59 @@
+-- The leaderboard of one machine per protocol (test profile): each model build's median
+-- generation speed, its 95% interval and its rank range "best-worst of N" (DESIGN §7, computed in
+-- marts.fct_speed_summary from signed and source rows), with prompt size and turn time.
+with summary as (
+    select * from {{ ref('fct_speed_summary') }}
+    where rank_of is not null
+),
+
+tokens as (
+    select
+        hardware_id,
+        model_id,
+        quant,
+        coalesce(engine, 'unknown') as engine,
+        test_name as test_profile,
+        median(n_prompt) as prompt_tokens,
+        median(n_gen) as gen_tokens
+    from {{ ref('fct_speed_measurements') }}
+    where trust in ('signed', 'source') and not is_duplicate
+    group by all
+)
+
+select
+    summary.hardware_id,
+    hardware.name as hardware_name,
+    summary.test_profile,
+    summary.model_id,
+    model.name as model_name,
+    model.family,
+    summary.quant,
+    summary.engine,
+    summary.build_id,
+    summary.gen_tps_median,
+    summary.gen_tps_ci_low,
+    summary.gen_tps_ci_high,
+    summary.interval_method,
+    cast(summary.rank_best as integer) as rank_best,
+    cast(summary.rank_worst as integer) as rank_worst,
+    cast(summary.rank_of as integer) as rank_of,
+    case
+        when summary.rank_best = summary.rank_worst then cast(summary.rank_best as varchar)
+        else summary.rank_best || '-' || summary.rank_worst
+    end || ' of ' || summary.rank_of as rank_label,
+    cast(tokens.prompt_tokens as bigint) as prompt_tokens,
+    cast(tokens.gen_tokens as bigint) as gen_tokens,
+    summary.prompt_tps_median,
+    summary.ttft_ms_median,
+    summary.turn_time_ms_median,
+    cast(summary.n_runs as bigint) as n_runs,
+    cast(summary.n_samples as bigint) as n_samples
+from summary
+left join {{ ref('dim_hardware') }} as hardware on hardware.hardware_id = summary.hardware_id
+left join {{ ref('dim_model') }} as model on model.model_id = summary.model_id
+left join tokens
+    on tokens.hardware_id = summary.hardware_id
+    and tokens.model_id = summary.model_id
+    and tokens.quant is not distinct from summary.quant
+    and tokens.engine = summary.engine
+    and tokens.test_profile = summary.test_profile

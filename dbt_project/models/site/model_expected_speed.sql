@@ -1,0 +1,86 @@
+-- A model on popular hardware (var site_popular_hardware): the best quantization that fits the
+-- machine's memory at the default context (the largest file that fits), and its generation
+-- speed: measured where someone ran it (signed or source), else the bandwidth estimate of the
+-- engine with the broadest fit, marked is_estimate with the fit's n and error.
+with popular as (
+    select hardware_id, name as hardware_name, memory_gb
+    from {{ ref('dim_hardware') }}
+    where hardware_id in ('{{ var("site_popular_hardware") | join("', '") }}')
+),
+
+memory as (
+    select build_id, model_id, quant, weights_bytes, estimated_bytes
+    from {{ ref('fct_memory_requirements') }}
+    where is_default_context
+),
+
+fitting as (
+    select popular.hardware_id, memory.*
+    from popular
+    inner join memory on memory.estimated_bytes <= popular.memory_gb * {{ var('memory_bytes_per_gb') }}
+    qualify row_number() over (
+        partition by popular.hardware_id, memory.model_id
+        order by memory.weights_bytes desc, memory.build_id
+    ) = 1
+),
+
+pairs as (
+    -- every popular machine x every model with a memory estimate: fits or not
+    select popular.hardware_id, popular.hardware_name, models.model_id
+    from popular
+    cross join (select distinct model_id from memory) as models
+),
+
+measured_pairs as (
+    select
+        hardware_id,
+        build_id,
+        coalesce(engine, 'unknown') as engine,
+        median(gen_tps) as gen_tps_median,
+        count(distinct source || '|' || source_run_id) as n_runs
+    from {{ ref('fct_speed_measurements') }}
+    where trust in ('signed', 'source') and not is_duplicate and gen_tps > 0
+    group by hardware_id, build_id, coalesce(engine, 'unknown')
+),
+
+measured as (
+    -- the fastest engine measured on the pair
+    select *
+    from measured_pairs
+    qualify row_number() over (partition by hardware_id, build_id order by gen_tps_median desc, engine) = 1
+),
+
+expected as (
+    select *
+    from {{ ref('fct_expected_speed') }}
+    qualify row_number() over (
+        partition by hardware_id, build_id order by fit_n desc, fit_mdape_pct nulls last, engine
+    ) = 1
+)
+
+select
+    pairs.model_id,
+    pairs.hardware_id,
+    pairs.hardware_name,
+    model.name as model_name,
+    fitting.build_id is not null as has_fitting_build,
+    fitting.build_id,
+    fitting.quant,
+    fitting.estimated_bytes,
+    coalesce(measured.engine, expected.engine) as engine,
+    coalesce(measured.gen_tps_median, expected.expected_gen_tps) as gen_tps,
+    case
+        when measured.gen_tps_median is not null then false
+        when expected.expected_gen_tps is not null then true
+    end as is_estimate,
+    measured.n_runs as n_runs_measured,
+    expected.fit_n,
+    expected.fit_mdape_pct
+from pairs
+left join {{ ref('dim_model') }} as model on model.model_id = pairs.model_id
+left join fitting
+    on fitting.hardware_id = pairs.hardware_id and fitting.model_id = pairs.model_id
+left join measured
+    on measured.hardware_id = pairs.hardware_id and measured.build_id = fitting.build_id
+left join expected
+    on expected.hardware_id = pairs.hardware_id and expected.build_id = fitting.build_id
