@@ -85,13 +85,15 @@ def _fetch(home, srv, source) -> RawStore:
 
 
 def test_fetch_follows_pages_skips_gated_and_lands_files_and_configs(home):
-    source = HuggingFaceSource(repos=[(["example/Split-GGUF"], "example/Split"), ([], "gated/Model")])
+    source = HuggingFaceSource(repos=[(["example/Split-GGUF", "gone/Missing-GGUF"], "example/Split"),
+                                       ([], "gated/Model")])
     with LoopbackServer() as srv:
         _hub(srv)
         store = _fetch(home, srv, source)
         paths = srv.paths()
     assert paths.count("/api/models/example/Split-GGUF/tree/main") == 2  # both pages
     assert "/gated/Model/resolve/main/config.json" in paths  # tried, skipped, not fatal
+    assert "/api/models/gone/Missing-GGUF/tree/main" in paths  # 404: skipped, not fatal
     outcomes = Lander(home / "landing", store, log=lambda m: None).land_pending(source)
     assert [o.status for o in outcomes] == ["landed"] * 3
     con = duckdb.connect()

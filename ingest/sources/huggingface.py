@@ -172,7 +172,14 @@ class HuggingFaceSource(Source):
             if base and base not in base_repos:
                 base_repos.append(base)
         for repo in gguf_repos:
-            self._fetch_tree(ctx, repo)
+            try:
+                self._fetch_tree(ctx, repo)
+            except FetchError as exc:
+                # a renamed, removed or gated repo: skip it, keep the rest of the catalogue
+                if exc.status in (401, 403, 404):
+                    ctx.log(f"huggingface: skipped listing of {repo}: {exc.what}")
+                    continue
+                raise
         for repo in base_repos:
             url = f"{ctx.base_url}/{quote(repo)}/resolve/main/config.json"
             try:
