@@ -1,26 +1,56 @@
 -- Efficiency per engine: the median of measured over theoretical tok/s of its measured pairs.
 -- The fit's error is measured on held-out pairs: each pair is predicted by the median of the
 -- engine's other pairs (leave-one-out), and the median absolute percentage error is reported.
+-- The leave-one-out median is read from the engine's sorted efficiencies (O(n log n), no self
+-- join): without the value at position p, the k-th remaining value is sorted[k] for k < p and
+-- sorted[k + 1] otherwise.
 with pairs as (
     select * from {{ ref('int_expected_speed_pairs_measured') }}
 ),
 
+ranked as (
+    select
+        *,
+        row_number() over (partition by engine order by efficiency, hardware_id, build_id) as position,
+        count(*) over (partition by engine) as n
+    from pairs
+),
+
+sorted as (
+    select engine, list(efficiency order by efficiency, hardware_id, build_id) as efficiencies
+    from pairs
+    group by engine
+),
+
 held_out as (
     select
-        target.engine,
-        target.hardware_id,
-        target.build_id,
-        target.gen_tps_median,
-        target.theoretical_tps * median(others.efficiency) as predicted_tps
-    from pairs as target
-    inner join pairs as others
-        on others.engine = target.engine
-        and not (others.hardware_id = target.hardware_id and others.build_id = target.build_id)
-    group by target.engine, target.hardware_id, target.build_id, target.gen_tps_median, target.theoretical_tps
+        ranked.engine,
+        ranked.gen_tps_median,
+        ranked.theoretical_tps,
+        -- m = n - 1 values remain; the median is the middle one, or the mean of the middle two
+        case
+            when (ranked.n - 1) % 2 = 1 then
+                case when (ranked.n) // 2 < ranked.position
+                     then sorted.efficiencies[(ranked.n) // 2]
+                     else sorted.efficiencies[(ranked.n) // 2 + 1] end
+            else (
+                case when (ranked.n - 1) // 2 < ranked.position
+                     then sorted.efficiencies[(ranked.n - 1) // 2]
+                     else sorted.efficiencies[(ranked.n - 1) // 2 + 1] end
+                + case when (ranked.n - 1) // 2 + 1 < ranked.position
+                       then sorted.efficiencies[(ranked.n - 1) // 2 + 1]
+                       else sorted.efficiencies[(ranked.n - 1) // 2 + 2] end
+            ) / 2
+        end as held_out_efficiency
+    from ranked
+    inner join sorted on sorted.engine = ranked.engine
+    where ranked.n >= 2
 ),
 
 errors as (
-    select engine, median(abs(predicted_tps - gen_tps_median) / gen_tps_median) * 100 as mdape_pct
+    select
+        engine,
+        median(abs(theoretical_tps * held_out_efficiency - gen_tps_median) / gen_tps_median) * 100 as mdape_pct
     from held_out
     group by engine
 )
