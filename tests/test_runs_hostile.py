@@ -40,10 +40,6 @@ def _tree(root: Path) -> dict[str, int]:
     return out
 
 
-def _temp_leftovers() -> set[str]:
-    return {n for n in os.listdir(tempfile.gettempdir()) if n.startswith("benchwh-archive-")}
-
-
 def test_corpus_is_large_and_specific():
     assert len(CASES) >= 40
     assert len({c.name for c in CASES}) == len(CASES)
@@ -51,13 +47,15 @@ def test_corpus_is_large_and_specific():
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
-def test_hostile_input_rejected_with_reason(case, key, home, tmp_path):
+def test_hostile_input_rejected_with_reason(case, key, home, tmp_path, monkeypatch):
     _trust(home, key)
+    systmp = tmp_path / "systmp"  # archives are extracted under the temp dir: watch this one
+    systmp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(systmp))
     inbox = tmp_path / "in"
     inbox.mkdir()
     path = case.make(inbox, key)
     outside_before = _tree(tmp_path / "in")
-    temp_before = _temp_leftovers()
     cpu_before = time.process_time()
 
     results = receive(list(collect([path])), home)
@@ -72,7 +70,7 @@ def test_hostile_input_rejected_with_reason(case, key, home, tmp_path):
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss < 512 * 1024  # KiB on Linux
     # nothing written beside the input, no extraction folder left behind
     assert _tree(tmp_path / "in") == outside_before
-    assert _temp_leftovers() <= temp_before
+    assert list(systmp.iterdir()) == []
     # and nothing landed: no run rows
     assert not list((home / "landing" / "runs" / "runs").glob("[0-9a-f]*.parquet"))
 

@@ -143,26 +143,38 @@ def receive(items: list[Received], home: Path, flags: dict | None = None,
         raise SystemExit(f"benchwh: {exc}") from None
     known = KnownRuns(home, store, lander)
     results: list[FileResult] = []
+    stored: dict[str, FileResult] = {}  # raw sha256 of an accepted wrapper -> its result
     for item in items:
         received_at = now or datetime.now(timezone.utc)
-        result = _decide(item, flags, trusted, known, store, received_at)
+        result, raw_sha = _decide(item, flags, trusted, known, store, received_at)
         results.append(result)
-        if log:
+        if raw_sha:
+            stored[raw_sha] = result
+    # land payload by payload (not land_pending, which stops at the first failure): a file
+    # whose rows all fail validation is reported rejected; the others still land
+    for entry in lander.pending(SOURCE):
+        outcome = lander.land_payload(source, entry)
+        result = stored.get(entry.sha256)
+        if result is not None and outcome.status != "landed":
+            result.status, result.reason, result.check = "rejected", outcome.reason, "validation"
+            result.runs, result.samples = [], 0
+    if log:
+        for result in results:
             log(result.line())
-    lander.land_pending(source)
     return results
 
 
 def _decide(item: Received, flags, trusted, known: KnownRuns, store: RawStore,
-            received_at: datetime) -> FileResult:
+            received_at: datetime) -> tuple[FileResult, str | None]:
+    """The verdict on one file, and the raw sha256 of its wrapper when it was stored as new."""
     res = FileResult(item.name, "rejected", item.reason, item.check, path=item.path)
     if item.reason is not None:
-        return res
+        return res, None
     try:
         meta = merge_meta(item.sidecar, flags, item.name)
     except RunRejected as exc:
         res.reason, res.check = exc.reason, exc.check
-        return res
+        return res, None
     wrapper, _kind = make_intake(item.body, item.name, meta, trusted)
     try:
         doc, runs = parse_intake(wrapper, received_at)
@@ -170,10 +182,10 @@ def _decide(item: Received, flags, trusted, known: KnownRuns, store: RawStore,
         res.reason, res.check = exc.reason, exc.check
         if len(item.body) <= MAX_FILE_BYTES:
             store.put(SOURCE, wrapper, url=f"file://{item.name}", ext="json", fetched_at=utc_iso(received_at))
-        return res
+        return res, None
     if doc["file_sha256"] in known.files:
         res.status, res.reason = "duplicate", "same file already added"
-        return res
+        return res, None
     new_runs = []
     for run in runs:
         seen = known.run_files.get((run.source, run.source_run_id))
@@ -182,17 +194,18 @@ def _decide(item: Received, flags, trusted, known: KnownRuns, store: RawStore,
         elif run.source == "runfile":
             res.reason, res.check = (f"replay: submission_id {run.submission_id} was already added "
                                      "with other bytes"), "replay"
-            return res
+            return res, None
     if not new_runs:
         res.status, res.reason = "duplicate", "same measurements already added"
-        return res
-    store.put(SOURCE, wrapper, url=f"file://{item.name}", ext="json", fetched_at=utc_iso(received_at))
+        return res, None
+    entry, _ = store.put(SOURCE, wrapper, url=f"file://{item.name}", ext="json",
+                         fetched_at=utc_iso(received_at))
     for run in runs:
         known.add(run.source, run.source_run_id, doc["file_sha256"])
     res.status, res.reason = "accepted", None
     res.runs = [r.source_run_id for r in new_runs]
     res.samples = sum(len(r.samples) for r in new_runs)
-    return res
+    return res, entry.sha256
 
 
 def add_paths(paths: list[Path], home: Path, flags: dict | None = None,
