@@ -135,3 +135,24 @@ def test_runs_add_publishes_a_signed_ten_repetition_run(home, key, tmp_path, cap
     assert got == [(10, median, low, high)]
     assert _published(home, "select count(*) from marts.fct_speed_measurements where source_run_id = ?",
                       [doc["submission_id"]]) == [(10,)]
+
+
+def test_cursor_keeps_a_file_that_could_not_be_moved_from_being_processed_twice(home, key, monkeypatch):
+    import orchestration.sensors as sensors
+
+    (home / "inbox").mkdir()
+    _, body = signed_ten(key)
+    (home / "inbox" / "stuck.json").write_bytes(body)
+
+    def cannot_move(path, folder):
+        raise OSError("read-only inbox")
+
+    monkeypatch.setattr(sensors, "_move", cannot_move)
+    first, cursor = evaluate()
+    assert isinstance(first, dg.RunRequest)
+    assert (home / "inbox" / "stuck.json").exists()
+    second, cursor = evaluate(cursor)
+    assert isinstance(second, dg.SkipReason) and "inbox empty" in str(second.skip_message)
+    # without the cursor the same file would be seen again (and be a duplicate)
+    third, _ = evaluate(None)
+    assert isinstance(third, dg.SkipReason) and "1 duplicate" in str(third.skip_message)
