@@ -20,7 +20,7 @@ def _fail(message: str, code: int = 2) -> int:
 def cmd_keys_generate(args) -> int:
     from ingest.runs import dsse
 
-    out = Path(args.out) if args.out else config.home() / "keys" / "benchwh_ed25519.pem"
+    out = Path(args.out) if args.out else dsse.default_key_path(config.home())
     if out.exists():
         return _fail(f"{out} already exists; not overwriting a private key (choose another --out)")
     try:
@@ -59,12 +59,13 @@ def cmd_runs_sign(args) -> int:
         body = read_capped(src)
     except Refused as exc:
         return _fail(f"{src}: {exc.reason}")
+    key_path = Path(args.key) if args.key else dsse.default_key_path(config.home())
     try:
-        key = dsse.load_private_key(args.key)
+        key = dsse.load_private_key(key_path)
     except ValueError as exc:
         return _fail(str(exc))
     except OSError as exc:
-        return _fail(f"--key {args.key}: {exc.strerror or exc}")
+        return _fail(f"--key {key_path}: {exc.strerror or exc}")
     try:
         # refuse to sign what landing would reject (the exact bytes are signed, unchanged)
         validate_payload(body)
@@ -132,7 +133,9 @@ def register(subparsers) -> None:
     rsub = runs.add_subparsers(dest="runs_command", required=True)
     p = rsub.add_parser("sign", help="wrap a benchwh.run/1 payload in a signed DSSE envelope")
     p.add_argument("payload", metavar="PAYLOAD.json")
-    p.add_argument("--key", required=True, metavar="KEY", help="private key from `benchwh keys generate`")
+    p.add_argument("--key", metavar="KEY",
+                   help="private key (default: the one `benchwh keys generate` wrote, "
+                        "$BENCHWH_HOME/keys/benchwh_ed25519.pem)")
     p.add_argument("--out", metavar="PATH", help="envelope file (default: PAYLOAD.dsse.json beside it)")
     p.add_argument("--force", action="store_true", help="replace an existing envelope file")
     p.set_defaults(func=cmd_runs_sign)

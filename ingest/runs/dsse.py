@@ -41,6 +41,11 @@ class TrustedKey:
     contributor: str
 
 
+def default_key_path(home: Path | str) -> Path:
+    """Where `benchwh keys generate` writes the private key unless told otherwise."""
+    return Path(home) / "keys" / "benchwh_ed25519.pem"
+
+
 def pae(payload_type: str, body: bytes) -> bytes:
     """DSSE pre-authentication encoding: "DSSEv1" SP len(type) SP type SP len(body) SP body."""
     t = payload_type.encode("utf-8")
