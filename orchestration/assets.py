@@ -54,7 +54,8 @@ def fetch_source(source: Source, store: RawStore, offline: bool) -> int:
         if not has_recording(source.name):
             progress(f"{source.name}: no offline recording, nothing fetched")
             return 0
-        return len(replay_into_store(source.name, store, source.parser_version))
+        added = replay_into_store(source.name, store, source.parser_version)
+        return len({e.sha256 for e in added if e.status == 200})
     from ingest.http import FetchError, PoliteClient
 
     ctx = FetchContext(
@@ -77,7 +78,7 @@ def last_good_fetch(store: RawStore, lander: Lander, source: str) -> str | None:
 
 
 def check_results(source: Source, outcomes: list[PayloadOutcome], store: RawStore, lander: Lander,
-                  offline: bool) -> list[dg.AssetCheckResult]:
+                  offline: bool, fetched: bool) -> list[dg.AssetCheckResult]:
     """Volume, quarantine share and freshness, one result per entity (blocking publish)."""
     results = []
     history = [o for o in lander.outcomes(source.name) if o.status == "landed"]
@@ -118,7 +119,9 @@ def check_results(source: Source, outcomes: list[PayloadOutcome], store: RawStor
             fresh_ok, severity, desc = False, dg.AssetCheckSeverity.WARN, "never fetched"
         else:
             fresh_ok = age_h <= source.freshness_warn_hours
-            severity = (dg.AssetCheckSeverity.ERROR if age_h > source.freshness_error_hours
+            # Stale data blocks publish only when this run tried to fetch the source and still has
+            # nothing newer; a run that leaves the source alone (`--source`, `runs add`) only warns.
+            severity = (dg.AssetCheckSeverity.ERROR if fetched and age_h > source.freshness_error_hours
                         else dg.AssetCheckSeverity.WARN)
             desc = f"last good fetch {age_h:.1f} h ago (warn {source.freshness_warn_hours} h, error {source.freshness_error_hours} h)"
         results.append(dg.AssetCheckResult(
@@ -154,7 +157,8 @@ def build_landing_asset(source: Source) -> dg.AssetsDefinition:
         lander = Lander(config.landing_dir(), store, log=progress)
         lander.ensure_layout(source)
         stored = 0
-        if selected_for_fetch(tags, source):
+        fetched = selected_for_fetch(tags, source)
+        if fetched:
             progress(f"{source.name}: fetching{' (offline recording)' if offline else ''}")
             stored = fetch_source(source, store, offline)
         try:
@@ -175,7 +179,7 @@ def build_landing_asset(source: Source) -> dg.AssetsDefinition:
                     "payloads": len(outcomes),
                 },
             )
-        yield from check_results(source, outcomes, store, lander, offline)
+        yield from check_results(source, outcomes, store, lander, offline, fetched)
 
     return _land
 

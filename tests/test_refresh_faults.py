@@ -124,3 +124,16 @@ def test_sigkill_mid_build_then_recovery(published, site):
     assert "cleaned" in good.stderr
     assert not list((home / "build").glob("*.duckdb"))
     assert file_sha256(home / "benchmarks.duckdb") != before
+
+
+def test_stale_source_blocks_publish_when_its_fetch_lands_nothing(warehouse_copy):
+    """Upstream changed shape: the payload is rejected, the last good prices are weeks old -> no publish."""
+    home = warehouse_copy
+    before = file_sha256(home / "benchmarks.duckdb")
+    with LoopbackServer() as srv:
+        srv.route("/api/v1/models", Reply(200, b'{"error": "moved to /v2"}', {"Content-Type": "application/json"}))
+        proc = run_benchwh(home, "refresh", "--source", "openrouter", BENCHWH_OPENROUTER_URL=srv.url + "/api/v1")
+    assert proc.returncode != 0
+    last = proc.stderr.strip().splitlines()[-1]
+    assert "freshness" in last and "openrouter" in last, last
+    assert file_sha256(home / "benchmarks.duckdb") == before
