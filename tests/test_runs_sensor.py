@@ -69,6 +69,11 @@ def test_sensor_lands_each_file_once_and_sorts_them(home, key):
     assert "does not verify" in reason and "c-tampered.json" in reason
     runs = duckdb.sql(f"select count(*) from read_parquet('{home}/landing/runs/runs/[0-9a-f]*.parquet')").fetchall()
     assert runs == [(1,)]
+    # the tampered file is in the quarantine with its reason (rebuilt from raw like the rest)
+    quarantine = duckdb.sql(f"select check_name, failure_value from read_parquet("
+                            f"'{home}/landing/_quarantine/runs/*.parquet')").fetchall()
+    assert len(quarantine) == 1 and quarantine[0][0] == "bad_signature"
+    assert "does not verify" in quarantine[0][1]
 
     # nothing new: the next evaluation skips; a re-dropped copy is a duplicate, still no run request
     again, cursor = evaluate(cursor)
