@@ -98,7 +98,7 @@ def cmd_list(args) -> int:
     for name, s in report.items():
         ents = ", ".join(s["entities"])
         last = (s["last_fetch"] or "-")[:19].replace("T", " ")
-        fresh = s["freshness"] + (f" ({s['age_hours']:.0f} h)" if s["age_hours"] is not None else "")
+        fresh = s["freshness"] + (f", {s['age_hours']:.0f} h ago" if s["age_hours"] is not None else "")
         print(f"{name:<{wn}}{ents:<{we}}{last:<21}{s['rows_landed']:>9}{s['rows_quarantined']:>13}  {fresh}"
               + ("" if s["origin"] == "built-in" else f"  [{s['origin']}]"))
     return 0
