@@ -1,41 +1,54 @@
 -- Names from the speed sources that matched no catalogue entry, per source and kind, with how
 -- many runs carry them and the closest catalogue entry (Jaro-Winkler similarity of the
 -- normalised names), so whoever adds a source sees what to map in seeds/*_aliases.csv.
-with samples as (
-    select * from {{ ref('int_speed_samples_unioned') }}
+with hardware_seen as (
+    select source, raw_hardware_name, hardware_memory_gb, count(distinct source_run_id) as occurrences
+    from {{ ref('int_speed_samples_unioned') }}
+    group by all
 ),
 
+models_seen as (
+    select source, raw_model_name, model_file_name, count(distinct source_run_id) as occurrences
+    from {{ ref('int_speed_samples_unioned') }}
+    group by all
+),
+
+quants_seen as (
+    select source, raw_quant, model_file_name, count(distinct source_run_id) as occurrences
+    from {{ ref('int_speed_samples_unioned') }}
+    group by all
+),
+
+-- a run carries one name of each kind, so runs per (source, raw name) add up across the
+-- memories / file names it was seen with
 hardware_unresolved as (
     select s.source, 'hardware' as kind, s.raw_hardware_name as raw_name, r.normalised_key,
-           count(distinct s.source_run_id) as occurrences
-    from samples as s
+           s.occurrences
+    from hardware_seen as s
     inner join {{ ref('int_hardware_names_resolved') }} as r
         on s.raw_hardware_name is not distinct from r.raw_hardware_name
         and s.hardware_memory_gb is not distinct from r.hardware_memory_gb
     where not r.is_catalogued
-    group by all
 ),
 
 model_unresolved as (
     select s.source, 'model' as kind, coalesce(s.raw_model_name, s.model_file_name) as raw_name,
-           r.normalised_key, count(distinct s.source_run_id) as occurrences
-    from samples as s
+           r.normalised_key, s.occurrences
+    from models_seen as s
     inner join {{ ref('int_model_names_resolved') }} as r
         on s.raw_model_name is not distinct from r.raw_model_name
         and s.model_file_name is not distinct from r.model_file_name
     where not r.is_catalogued
-    group by all
 ),
 
 quant_unresolved as (
     select s.source, 'quant' as kind, coalesce(s.raw_quant, s.model_file_name) as raw_name,
-           r.quant as normalised_key, count(distinct s.source_run_id) as occurrences
-    from samples as s
+           r.quant as normalised_key, s.occurrences
+    from quants_seen as s
     inner join {{ ref('int_quant_names_resolved') }} as r
         on s.raw_quant is not distinct from r.raw_quant
         and s.model_file_name is not distinct from r.model_file_name
     where not r.is_catalogued
-    group by all
 ),
 
 unresolved as (

@@ -1,3 +1,7 @@
+-- A table inside the build file (the intermediate schema is dropped after the build): several
+-- resolution models and the facts read it, so the union and the sources' dedup run once.
+{{ config(materialized="table") }}
+
 -- Every speed source in the one contract (docs/architecture.md "Speed facts contract").
 -- Add a source here when its int_<source>__speed_samples model exists.
 {%- set speed_sources = ['int_localscore__speed_samples', 'int_runs__speed_samples'] %}

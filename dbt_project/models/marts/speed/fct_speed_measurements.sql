@@ -28,10 +28,10 @@ runs as (
         any_value(quant) as quant,
         any_value(engine) as engine,
         any_value(engine_version) as engine_version,
-        md5(string_agg(
-            concat_ws('|', test_name, n_prompt, n_gen, gen_tps, prompt_tps, ttft_ms, turn_time_ms),
-            ';' order by sample_index
-        )) as metrics_fingerprint
+        -- fingerprint of every (test, metrics) of the run, by hashing (no number-to-text work)
+        count(*) as n_samples,
+        bit_xor(hash(sample_index, test_name, n_prompt, n_gen, gen_tps, prompt_tps, ttft_ms, turn_time_ms))
+            as metrics_fingerprint
     from one_per_sample
     group by source, source_run_id
 ),
@@ -42,7 +42,7 @@ resubmissions as (
         source_run_id,
         coalesce(
             run_at - lag(run_at) over (
-                partition by hardware_id, model_id, quant, engine, engine_version, metrics_fingerprint
+                partition by hardware_id, model_id, quant, engine, engine_version, n_samples, metrics_fingerprint
                 order by run_at, source, source_run_id
             ) <= interval 30 minute,
             false

@@ -23,34 +23,7 @@ with measurements as (
       and not is_duplicate
 ),
 
-ordered as (
-    select
-        hardware_id, model_id, quant, engine, test_profile,
-        gen_tps,
-        row_number() over w as position,
-        count(*) over (partition by hardware_id, model_id, quant, engine, test_profile) as n
-    from measurements
-    where gen_tps is not null
-    window w as (partition by hardware_id, model_id, quant, engine, test_profile order by gen_tps)
-),
-
-order_statistic_k as (
-    {{ order_statistic_ci_k('ordered') }}
-),
-
-intervals as (
-    select
-        o.hardware_id, o.model_id, o.quant, o.engine, o.test_profile,
-        case when any_value(k.k) is null then min(o.gen_tps)
-             else max(case when o.position = k.k then o.gen_tps end) end as gen_tps_ci_low,
-        case when any_value(k.k) is null then max(o.gen_tps)
-             else max(case when o.position = o.n - k.k + 1 then o.gen_tps end) end as gen_tps_ci_high,
-        case when any_value(k.k) is null then 'min_max' else 'order_statistic' end as interval_method
-    from ordered as o
-    left join order_statistic_k as k on o.n = k.n
-    group by all
-),
-
+-- per group: the sorted generation speeds (a list), so the order statistics are list lookups
 groups as (
     select
         hardware_id, model_id, quant, engine, test_profile,
@@ -58,6 +31,7 @@ groups as (
         count(distinct source || '|' || source_run_id) as n_runs,
         count(*) as n_samples,
         count(gen_tps) as n_gen_samples,
+        list(gen_tps order by gen_tps) filter (where gen_tps is not null) as sorted_gen_tps,
         median(gen_tps) as gen_tps_median,
         median(prompt_tps) as prompt_tps_median,
         median(ttft_ms) as ttft_ms_median,
@@ -66,10 +40,24 @@ groups as (
     group by all
 ),
 
+order_statistic_k as (
+    {{ order_statistic_ci_k('groups', 'n_gen_samples') }}
+),
+
 summary as (
-    select g.*, i.gen_tps_ci_low, i.gen_tps_ci_high, i.interval_method
+    select
+        g.* exclude (sorted_gen_tps),
+        case when g.n_gen_samples = 0 then null
+             when k.k is null then g.sorted_gen_tps[1]
+             else g.sorted_gen_tps[k.k] end as gen_tps_ci_low,
+        case when g.n_gen_samples = 0 then null
+             when k.k is null then g.sorted_gen_tps[g.n_gen_samples]
+             else g.sorted_gen_tps[g.n_gen_samples - k.k + 1] end as gen_tps_ci_high,
+        case when g.n_gen_samples = 0 then null
+             when k.k is null then 'min_max'
+             else 'order_statistic' end as interval_method
     from groups as g
-    left join intervals as i using (hardware_id, model_id, quant, engine, test_profile)
+    left join order_statistic_k as k on g.n_gen_samples = k.n
 ),
 
 -- rank_best = 1 + #{j : lo_j > hi_i}; rank_worst = 1 + #{j != i : hi_j >= lo_i}
