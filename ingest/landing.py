@@ -1,7 +1,8 @@
 """Validate parsed payloads with pandera and land them as Parquet; failing rows to quarantine.
 
 Layout under warehouse/landing/:
-  <source>/<entity>/<raw_sha256>.parquet    valid rows of one raw payload (+ _schema.parquet, empty)
+  <source>/<entity>/<raw_sha256>.parquet    valid rows of one raw payload (+ _schema.parquet, empty);
+  <source>/<entity>/<sha256>-<n>.parquet    or of a batch of n payloads, the first one named (a backlog)
   _quarantine/<source>/<raw_sha256>.parquet rejected rows with the reason (+ _schema.parquet)
   <source>/_ledger/<raw_sha256>.json        what became of each payload; a payload with no ledger
                                             entry is pending, so deleting landing/ replays raw/.
@@ -10,6 +11,7 @@ rebuild from raw gives identical rows.
 """
 from __future__ import annotations
 
+import copy
 import json
 import math
 import os
@@ -18,6 +20,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 import duckdb
+import numpy as np
 import pandas as pd
 import pandera.errors
 
@@ -35,6 +38,9 @@ QUARANTINE_COLUMNS = {
     "failure_value": "VARCHAR",
     "quarantined_at": "TIMESTAMP",
 }
+SMALL_LANDING = 16  # up to this many pending payloads land one file each (`<sha256>.parquet`)
+BATCH_PAYLOADS = 2000  # a backlog lands in batches of at most this many payloads...
+BATCH_ROWS = 200_000  # ...or this many parsed rows, whichever comes first
 META_COLUMNS = {"_raw_sha256": "VARCHAR", "_fetched_at": "TIMESTAMP", "_record_index": "BIGINT"}
 
 
@@ -163,88 +169,153 @@ class Lander:
 
     # ---- landing ------------------------------------------------------------------------
     def land_pending(self, source: Source) -> list[PayloadOutcome]:
-        """Parse, validate and land every stored payload not landed yet, oldest first."""
+        """Parse, validate and land every stored payload not landed yet, oldest first.
+
+        A few pending payloads land one Parquet file each (`<sha256>.parquet`). A backlog (a
+        backfill, a rebuild from raw, a thousand files added at once) lands in batches: one
+        pandera validation and one Parquet file per entity per batch (`<first sha256>-<n>.parquet`),
+        since validation and a file write cost ~0.1-0.3 s each however few rows they hold. The
+        ledger stays one entry per payload, and so do quarantine files.
+        """
         self.ensure_layout(source)
         pending = self.pending(source.name)
-        outcomes = []
+        per_batch = 1 if len(pending) <= SMALL_LANDING else BATCH_PAYLOADS
+        state = _LandingState(last_total=self._last_landed_total(source))
+        outcomes: list[PayloadOutcome] = []
+        batch: list[_Parsed] = []
+        rows = 0
         for i, entry in enumerate(pending, 1):
-            if len(pending) > 20 and (i % max(1, len(pending) // 10) == 0):
-                self.log(f"  {source.name}: landed {i}/{len(pending)} payloads")
-            outcome = self.land_payload(source, entry)
-            outcomes.append(outcome)
-            if outcome.status == "failed":
-                raise SourceFailed(f"{source.name}: {outcome.reason}")
+            item = self._parse(source, entry)
+            batch.append(item)
+            rows += item.rows
+            if len(batch) >= per_batch or rows >= BATCH_ROWS or i == len(pending):
+                done = self._land_batch(source, batch, state)
+                outcomes.extend(done)
+                batch, rows = [], 0
+                if done and done[-1].status == "failed":
+                    raise SourceFailed(f"{source.name}: {done[-1].reason}")
+                if len(pending) > 20:
+                    self.log(f"  {source.name}: landed {i}/{len(pending)} payloads")
         source.validate_payloads(outcomes)
         return outcomes
 
     def land_payload(self, source: Source, entry: RawEntry) -> PayloadOutcome:
-        outcome = PayloadOutcome(sha256=entry.sha256, fetched_at=entry.fetched_at, url=entry.url,
-                                 status="landed")
+        """Land one payload (whatever its status; a failed payload does not raise here)."""
+        state = _LandingState(last_total=self._last_landed_total(source))
+        [outcome] = self._land_batch(source, [self._parse(source, entry)], state)
+        return outcome
+
+    def _parse(self, source: Source, entry: RawEntry) -> "_Parsed":
         fetched_at = parse_iso(entry.fetched_at).replace(tzinfo=None)
-        quarantine: list[dict] = []
         try:
             frames = source.parse(self.store.read(entry), entry)
         except PayloadRejected as exc:
-            outcome.status, outcome.reason = "rejected", exc.reason
-            quarantine.append(self._quarantine_row(source.name, "", entry, fetched_at, None, None,
-                                                   None, exc.check, exc.reason))
-            self._write_quarantine(source.name, entry, quarantine)
-            self._record(source.name, outcome)
-            return outcome
+            return _Parsed(entry, fetched_at, None, exc)
+        out = {}
+        for ent in source.entities:
+            df = frames.get(ent.name)
+            out[ent.name] = pd.DataFrame() if df is None else df.reset_index(drop=True)
+        return _Parsed(entry, fetched_at, out, None)
 
-        valid_frames: dict[str, pd.DataFrame] = {}
-        try:
-            for ent in source.entities:
-                df = frames.get(ent.name)
-                if df is None:
-                    df = pd.DataFrame()
-                df = df.reset_index(drop=True)
-                outcome.parsed[ent.name] = len(df)
-                if df.empty:
-                    valid_frames[ent.name] = df
-                    outcome.landed[ent.name] = 0
-                    outcome.quarantined[ent.name] = 0
-                    continue
-                valid, rows = validate_frame(df, ent.model)
-                for r in rows:
-                    quarantine.append(self._quarantine_row(source.name, ent.name, entry, fetched_at, **r))
-                valid_frames[ent.name] = valid
-                outcome.landed[ent.name] = len(valid)
-                outcome.quarantined[ent.name] = len({r["record_index"] for r in rows})
-        except SchemaLevelError as exc:
-            outcome.status, outcome.reason = "failed", str(exc)
-        if outcome.status == "landed":
-            outcome.status, outcome.reason = self._volume_verdict(source, outcome)
-        if outcome.status == "failed":
-            quarantine = [self._quarantine_row(source.name, "", entry, fetched_at, None, None, None,
-                                               "payload_failed", outcome.reason)]
-        else:
-            for ent in source.entities:
-                df = valid_frames.get(ent.name)
-                if df is None or df.empty:
-                    continue
-                df = df.copy()
-                df["_raw_sha256"] = entry.sha256
-                df["_fetched_at"] = fetched_at
-                df["_record_index"] = df.index.astype("int64")
-                write_parquet(df, self.entity_dir(source.name, ent.name) / f"{entry.sha256}.parquet",
-                              model_column_types(ent.model))
-        self._write_quarantine(source.name, entry, quarantine)
-        self._record(source.name, outcome)
-        return outcome
+    def _last_landed_total(self, source: Source) -> int | None:
+        if source.kind != "snapshot":
+            return None
+        previous = [o for o in self.outcomes(source.name) if o.status == "landed"]
+        return sum(previous[-1].landed.values()) if previous else None
 
-    def _volume_verdict(self, source: Source, outcome: PayloadOutcome) -> tuple[str, str | None]:
+    def _land_batch(self, source: Source, items: list["_Parsed"], state: "_LandingState") -> list[PayloadOutcome]:
+        """Validate a batch of parsed payloads together; write, quarantine and ledger them in order.
+
+        Stops at the first failed payload: it is ledgered as failed, later ones stay pending.
+        """
+        outcomes = [PayloadOutcome(sha256=it.entry.sha256, fetched_at=it.entry.fetched_at, url=it.entry.url,
+                                   status="landed") for it in items]
+        quarantine: list[list[dict]] = [[] for _ in items]
+        failures: dict[int, str] = {}
+        valid_by_entity: dict[str, tuple[pd.DataFrame, np.ndarray, np.ndarray]] = {}
+        for pos, it in enumerate(items):
+            if it.rejected is not None:
+                exc = it.rejected
+                outcomes[pos].status, outcomes[pos].reason = "rejected", exc.reason
+                quarantine[pos].append(self._quarantine_row(source.name, "", it.entry, it.fetched_at, None, None,
+                                                            None, exc.check, exc.reason))
+        for ent in source.entities:
+            pieces = []
+            for pos, it in enumerate(items):
+                if it.frames is None:
+                    continue
+                df = it.frames[ent.name]
+                outcomes[pos].parsed[ent.name] = len(df)
+                outcomes[pos].landed[ent.name] = 0
+                outcomes[pos].quarantined[ent.name] = 0
+                if not df.empty:
+                    pieces.append((pos, df))
+            valid, vpos, vrec, qrows, failed = validate_pieces(pieces, ent.model)
+            for pos, reason in failed.items():
+                failures.setdefault(pos, reason)
+            counts = np.bincount(vpos, minlength=len(items)) if len(vpos) else np.zeros(len(items), int)
+            qdistinct: dict[int, set] = {}
+            for pos, row in qrows:
+                quarantine[pos].append(self._quarantine_row(source.name, ent.name, items[pos].entry,
+                                                            items[pos].fetched_at, **row))
+                qdistinct.setdefault(pos, set()).add(row["record_index"])
+            for pos, _df in pieces:
+                if pos not in failed:
+                    outcomes[pos].landed[ent.name] = int(counts[pos])
+                    outcomes[pos].quarantined[ent.name] = len(qdistinct.get(pos, ()))
+            valid_by_entity[ent.name] = (valid, vpos, vrec)
+
+        # verdicts in payload order; a failed payload ends the batch
+        committed = len(items)
+        for pos, outcome in enumerate(outcomes):
+            if outcome.status == "rejected":
+                continue
+            if pos in failures:
+                outcome.status, outcome.reason = "failed", failures[pos]
+            else:
+                outcome.status, outcome.reason = self._volume_verdict(source, outcome, state)
+            if outcome.status == "failed":
+                quarantine[pos] = [self._quarantine_row(source.name, "", items[pos].entry, items[pos].fetched_at,
+                                                        None, None, None, "payload_failed", outcome.reason)]
+                committed = pos + 1
+                break
+            if source.kind == "snapshot":
+                state.last_total = sum(outcome.landed.values())
+
+        landed = np.array([o.status == "landed" for o in outcomes[:committed]] + [False] * (len(items) - committed))
+        shas = np.array([it.entry.sha256 for it in items], dtype=object)
+        times = np.array([np.datetime64(it.fetched_at, "us") for it in items])
+        name = items[0].entry.sha256 if len(items) == 1 else f"{items[0].entry.sha256}-{len(items)}"
+        for ent in source.entities:
+            valid, vpos, vrec = valid_by_entity[ent.name]
+            if valid.empty:
+                continue
+            keep = landed[vpos]
+            if not keep.any():
+                continue
+            df = valid[keep].copy() if not keep.all() else valid.copy()
+            kpos = vpos[keep]
+            df["_raw_sha256"] = shas[kpos]
+            df["_fetched_at"] = times[kpos]
+            df["_record_index"] = vrec[keep].astype("int64")
+            write_parquet(df, self.entity_dir(source.name, ent.name) / f"{name}.parquet",
+                          model_column_types(ent.model))
+        for pos in range(committed):
+            self._write_quarantine(source.name, items[pos].entry, quarantine[pos])
+            self._record(source.name, outcomes[pos])
+        return outcomes[:committed]
+
+    def _volume_verdict(self, source: Source, outcome: PayloadOutcome,
+                        state: "_LandingState") -> tuple[str, str | None]:
         total = sum(outcome.landed.values())
         if total == 0:
             return "failed", f"payload {outcome.sha256[:12]} from {outcome.url} has zero valid rows"
         if source.kind != "snapshot":
             return "landed", None
-        previous = [o for o in self.outcomes(source.name) if o.status == "landed"]
-        if previous:
-            last = sum(previous[-1].landed.values())
-            if total < 0.5 * last:
-                return "failed", (f"payload {outcome.sha256[:12]} has {total} valid rows, fewer than half "
-                                  f"of the last good landing ({last})")
+        last = state.last_total
+        if last is not None and total < 0.5 * last:
+            return "failed", (f"payload {outcome.sha256[:12]} has {total} valid rows, fewer than half "
+                              f"of the last good landing ({last})")
         return "landed", None
 
     def _quarantine_row(self, source, entity, entry, fetched_at, record_index, record, column_name,
@@ -268,6 +339,104 @@ class SchemaLevelError(Exception):
     """A failure that is not about single rows: a missing column, an uncoercible column."""
 
 
+@dataclass
+class _Parsed:
+    entry: RawEntry
+    fetched_at: Any
+    frames: dict[str, pd.DataFrame] | None
+    rejected: PayloadRejected | None
+
+    @property
+    def rows(self) -> int:
+        return sum(len(df) for df in self.frames.values()) if self.frames else 0
+
+
+@dataclass
+class _LandingState:
+    last_total: int | None  # rows of the last landed snapshot (snapshot sources)
+
+
+_SCHEMAS: dict[Any, tuple[Any, list[str] | None]] = {}
+
+
+def _batch_schema(model: Any) -> tuple[Any, list[str] | None]:
+    """The model's schema without its `unique` setting (checked per payload instead), and that setting."""
+    if model not in _SCHEMAS:
+        schema = model.to_schema()
+        unique = list(schema.unique) if schema.unique else None
+        if unique:
+            schema = copy.deepcopy(schema)
+            schema.unique = None
+        _SCHEMAS[model] = (schema, unique)
+    return _SCHEMAS[model]
+
+
+def validate_pieces(pieces: list[tuple[int, pd.DataFrame]], model: Any):
+    """Validate several payloads' frames of one entity at once.
+
+    Returns (valid rows, their payload positions, their record indexes, [(position, quarantine
+    row)], {position: schema-level failure}). The outcome per payload is the one validating it
+    alone gives: uniqueness is checked within each payload; a frame lacking a column of the
+    model, or a batch raising a schema-level error, is validated payload by payload.
+    """
+    empty = (pd.DataFrame(), np.zeros(0, int), np.zeros(0, int))
+    if not pieces:
+        return (*empty, [], {})
+    schema, unique = _batch_schema(model)
+    columns = set(schema.columns)
+    together = [(p, df) for p, df in pieces if columns <= set(df.columns)]
+    alone = [(p, df) for p, df in pieces if not columns <= set(df.columns)]
+    parts, qrows, failed = [], [], {}
+    if len(together) > 1:
+        big = pd.concat([df for _, df in together], ignore_index=True)
+        pos = np.repeat([p for p, _ in together], [len(df) for _, df in together])
+        rec = np.concatenate([np.arange(len(df)) for _, df in together])
+        try:
+            valid, rows = validate_frame(big, schema)
+        except SchemaLevelError:
+            alone, together = alone + together, []
+        else:
+            if unique:
+                keys = big[unique].copy()
+                keys["__payload"] = pos
+                dup = keys.duplicated(keep=False).to_numpy()
+                for idx in np.flatnonzero(dup):
+                    for col in unique:
+                        value = big.at[idx, col]
+                        rows.append({"record_index": int(idx), "record": record_json(big.loc[idx]),
+                                     "column_name": col, "check_name": "multiple_fields_uniqueness",
+                                     "failure_value": None if _is_missing(value) else str(value)})
+                if dup.any():
+                    valid = valid[~dup[valid.index.to_numpy()]]
+            for r in rows:
+                idx = r["record_index"]
+                qrows.append((int(pos[idx]), {**r, "record_index": int(rec[idx])}))
+            vidx = valid.index.to_numpy()
+            parts.append((valid, pos[vidx], rec[vidx]))
+    else:
+        alone = alone + together
+    for p, df in alone:
+        try:
+            valid, rows = validate_frame(df, model)
+        except SchemaLevelError as exc:
+            failed[p] = str(exc)
+            continue
+        qrows.extend((p, r) for r in rows)
+        parts.append((valid, np.full(len(valid), p), valid.index.to_numpy()))
+    parts = [x for x in parts if len(x[0])]
+    if not parts:
+        return (*empty, qrows, failed)
+    if len(parts) == 1:
+        valid, vpos, vrec = parts[0]
+        return valid.reset_index(drop=True), vpos, vrec, qrows, failed
+    valid = pd.concat([x[0] for x in parts], ignore_index=True)
+    return (valid, np.concatenate([x[1] for x in parts]), np.concatenate([x[2] for x in parts]), qrows, failed)
+
+
+def _is_missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
 def validate_frame(df: pd.DataFrame, model: Any) -> tuple[pd.DataFrame, list[dict]]:
     """Lazy pandera validation. Returns (valid rows, quarantine rows for the failing ones).
 
@@ -289,7 +458,7 @@ def validate_frame(df: pd.DataFrame, model: Any) -> tuple[pd.DataFrame, list[dic
             first = cases.iloc[0]
             column = first.get("column")
             raise SchemaLevelError(
-                f"{model.__name__}: check {first['check']} failed"
+                f"{_model_name(model)}: check {first['check']} failed"
                 + (f" on column {column}" if column is not None and not pd.isna(column) else "")
                 + (f" ({first['failure_case']})" if first.get("failure_case") is not None else "")
             )
@@ -306,4 +475,8 @@ def validate_frame(df: pd.DataFrame, model: Any) -> tuple[pd.DataFrame, list[dic
                 "failure_value": None if value is None or (isinstance(value, float) and math.isnan(value)) else str(value),
             })
         remaining = remaining.drop(index=sorted(bad_index))
-    raise SchemaLevelError(f"{model.__name__}: validation did not settle after quarantining rows")
+    raise SchemaLevelError(f"{_model_name(model)}: validation did not settle after quarantining rows")
+
+
+def _model_name(model: Any) -> str:
+    return getattr(model, "__name__", None) or getattr(model, "name", None) or "schema"

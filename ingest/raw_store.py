@@ -5,6 +5,7 @@ was unchanged at that time, which price validity ranges need). Blobs are immutab
 """
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import json
@@ -49,6 +50,21 @@ class RawStore:
     def __init__(self, root: Path):
         self.root = Path(root)
         self._blob_index: dict[str, dict[str, str]] = {}  # source -> sha256 -> path, loaded once
+        self._pending_lines: dict[str, list[str]] | None = None  # set inside batched()
+
+    @contextlib.contextmanager
+    def batched(self):
+        """Bulk imports: manifest rows are written (and fsynced) once per source at the end.
+
+        Inside the block entries()/payloads() do not see the rows put so far.
+        """
+        self._pending_lines = {}
+        try:
+            yield self
+        finally:
+            pending, self._pending_lines = self._pending_lines, None
+            for source, lines in pending.items():
+                self._write_lines(source, lines)
 
     def manifest_path(self, source: str) -> Path:
         return self.root / source / "manifest.jsonl"
@@ -142,12 +158,18 @@ class RawStore:
         return rel if rel is not None and (self.root / rel).exists() else None
 
     def _append(self, entry: RawEntry) -> None:
-        path = self.manifest_path(entry.source)
-        path.parent.mkdir(parents=True, exist_ok=True)
         line = json.dumps(asdict(entry), sort_keys=True) + "\n"
+        if self._pending_lines is not None:
+            self._pending_lines.setdefault(entry.source, []).append(line)
+            return
+        self._write_lines(entry.source, [line])
+
+    def _write_lines(self, source: str, lines: list[str]) -> None:
+        path = self.manifest_path(source)
+        path.parent.mkdir(parents=True, exist_ok=True)
         with path.open("a", encoding="utf-8") as fh:
             fcntl.flock(fh, fcntl.LOCK_EX)
-            fh.write(line)
+            fh.write("".join(lines))
             fh.flush()
             os.fsync(fh.fileno())
             fcntl.flock(fh, fcntl.LOCK_UN)
