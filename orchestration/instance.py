@@ -17,6 +17,10 @@ run_coordinator:
         limit: 1
 telemetry:
   enabled: false
+# Step output is our progress lines; no per-step log capture (it spawns `tail` processes).
+compute_logs:
+  module: dagster._core.storage.noop_compute_log_manager
+  class: NoOpComputeLogManager
 """
 
 
