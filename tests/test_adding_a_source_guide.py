@@ -133,12 +133,12 @@ def test_the_guide_has_the_steps_it_promises():
 def test_guide_publishes_the_gpu_prices_mart(project):
     rows = {r[0]: r[1:] for r in published(project, "select offer_id, price_usd, usd_per_memory_gb, is_in_stock "
                                                      "from marts.fct_gpu_prices")}
-    assert len(rows) == 5
+    assert len(rows) == 20
     price, per_gb, in_stock = rows["northwind/PNY-VCG409024TFXPB1"]
     assert price == pytest.approx(1899.99) and per_gb == pytest.approx(79.17) and in_stock is True
     assert not any(r[0] == "contoso/ZOTAC-RTX3060-TWIN-12G" for r in rows)  # price "n/a": quarantined
     manifest = json.loads((project.home / "exports" / "manifest.json").read_text())
-    assert manifest["tables"]["marts.fct_gpu_prices"]["rows"] == 5
+    assert manifest["tables"]["marts.fct_gpu_prices"]["rows"] == 20
     assert manifest["sources"]["gpu_prices"]["license"].startswith("GPU prices API")
     # the guide's own pytest step ran the contract suite for the new source, by name
     pytest_step = next(s for s in project.steps if "test_sources_contract" in s.args[-1])
