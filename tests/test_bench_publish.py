@@ -16,7 +16,8 @@ from ingest.runs.payload import validate_payload
 from tests.openai_server import OpenAIServer, OpenAIServerConfig
 from tests.pipeline_helpers import run_benchwh
 
-pytestmark = pytest.mark.slow
+# a full rebuild inside; on a busy 2-core machine it can take minutes
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 
 def test_bench_submit_publishes_the_run_and_its_recall_walk(tmp_path):
