@@ -1,7 +1,6 @@
 """`benchwh bench` end to end against a real streaming HTTP server on 127.0.0.1."""
 from __future__ import annotations
 
-import json
 import os
 import socket
 import stat

@@ -5,8 +5,6 @@ key that `benchwh keys generate` wrote and `benchwh keys trust` trusted.
 """
 from __future__ import annotations
 
-import json
-from pathlib import Path
 
 import duckdb
 import pytest

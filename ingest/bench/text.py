@@ -7,6 +7,7 @@ reports (`usage.prompt_tokens` / words sent) once a request has come back.
 from __future__ import annotations
 
 import random
+from typing import Iterator
 
 DEFAULT_TOKENS_PER_WORD = 1.3
 
@@ -24,7 +25,7 @@ _PLACES = ["near the river", "in the morning", "after lunch", "before the rain",
            "along the road", "in the evening", "at the harbour", "on the hill"]
 
 
-def filler_sentences(rng: random.Random) -> "iter[str]":
+def filler_sentences(rng: random.Random) -> Iterator[str]:
     while True:
         yield (f"{rng.choice(_SUBJECTS).capitalize()} {rng.choice(_VERBS)} the "
                f"{rng.choice(_ADJECTIVES)} {rng.choice(_NOUNS)} {rng.choice(_PLACES)}.")
