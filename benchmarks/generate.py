@@ -549,7 +549,8 @@ def main(argv: list[str] | None = None) -> None:
     if (args.home / "raw").exists():
         raise SystemExit(f"benchmarks.generate: {args.home}/raw already exists; use a new --home")
     stats = generate(plan, args.home, args.incoming or args.home.parent / "incoming")
-    print(json.dumps(stats, indent=1))
+    # one line for the runner: rows = test-level measurements generated
+    print(json.dumps({"rows": stats["localscore"]["tests"] + stats["runs"]["samples"], "detail": stats}))
 
 
 if __name__ == "__main__":

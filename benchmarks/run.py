@@ -1,0 +1,279 @@
+"""Scale benchmark runner (DESIGN §8).
+
+    python -m benchmarks.run --scale 0.02 [--out FILE.json] [--work DIR] [--keep]
+
+In one process tree and one run:
+  generate          seeded raw inputs (benchmarks/generate.py) into a fresh BENCHWH_HOME
+  land_full         every raw payload through the real ingest code (Lander.land_pending)
+  dbt_full          the real dbt project, `dbt build` with the env and vars the orchestration uses
+  floor             benchmarks/floor.sql: fct_speed_summary by one hand-written DuckDB script
+  add_incremental   new signed run files through `benchwh runs add` (ingest.runs.add.add_paths)
+  dbt_incremental   the same dbt build again, into a new file
+Each phase is a child process; its peak RSS comes from wait4 (the largest process of its tree).
+Prints a table and the ratios; writes everything as JSON.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+MARKER = ".benchwh-bench"
+# DESIGN §8 targets (at scale 1)
+TARGET_SECONDS = 60.0
+TARGET_MB = 2048.0
+TARGET_FLOOR_RATIO = 2.0
+
+
+class PhaseFailed(Exception):
+    pass
+
+
+def _bin(name: str) -> str:
+    path = Path(sys.executable).parent / name
+    return str(path) if path.exists() else name
+
+
+def run_phase(name: str, cmd: list[str], env: dict, log: Path) -> dict:
+    """Run one phase as a child; return seconds, peak MB and the JSON line it printed (if any)."""
+    started = time.perf_counter()
+    with open(log, "w", encoding="utf-8") as out:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=ROOT)
+        _pid, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+    seconds = time.perf_counter() - started
+    text = log.read_text(encoding="utf-8", errors="replace")
+    if proc.returncode != 0:
+        tail = " | ".join(line.strip() for line in text.strip().splitlines()[-3:])
+        raise PhaseFailed(f"phase {name} failed (exit {proc.returncode}; log {log}): {tail[-400:]}")
+    result = {}
+    for line in reversed(text.splitlines()):
+        if line.startswith("{"):
+            try:
+                result = json.loads(line)
+                break
+            except ValueError:
+                pass
+    return {"phase": name, "seconds": round(seconds, 2), "peak_mb": round(usage.ru_maxrss / 1024, 1),
+            "rows": result.get("rows"), "detail": result.get("detail", {}),
+            "inner_seconds": result.get("seconds")}
+
+
+def dbt_phase(name: str, home: Path, work: Path, env: dict) -> dict:
+    """`dbt build` as dbt_assets runs it: BENCHWH_HOME, a new BENCHWH_BUILD_PATH, the build vars."""
+    build = work / f"{name}.duckdb"
+    target = work / f"{name}-target"
+    started = datetime.now(timezone.utc)
+    build_vars = {"build_version": f"{started:%Y%m%dT%H%M%S%fZ}-bench", "build_id": f"bench-{name}",
+                  "build_started_at": started.strftime("%Y-%m-%d %H:%M:%S.%f"), "code_revision": "bench"}
+    env = {**env, "BENCHWH_BUILD_PATH": str(build), "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
+    cmd = [_bin("dbt"), "build", "--project-dir", str(ROOT / "dbt_project"), "--profiles-dir",
+           str(ROOT / "dbt_project"), "--target-path", str(target), "--log-path", str(work / "logs"),
+           "--vars", json.dumps(build_vars)]
+    result = run_phase(name, cmd, env, work / f"{name}.log")
+    import duckdb
+
+    con = duckdb.connect(str(build), read_only=True)
+    try:
+        summary = con.execute("select count(*) from marts.fct_speed_summary").fetchone()[0]
+        measurements = con.execute("select count(*) from marts.fct_speed_measurements").fetchone()[0]
+        prices = con.execute("select count(*) from marts.fct_api_prices").fetchone()[0]
+    finally:
+        con.close()
+    result["rows"] = summary
+    result["detail"] = {"fct_speed_measurements": measurements, "fct_api_prices": prices,
+                        "build_file": str(build), **node_profile(target)}
+    return result
+
+
+def node_profile(target: Path) -> dict:
+    """From dbt's run_results/manifest: the slowest nodes and the time of fct_speed_summary's lineage."""
+    try:
+        results = json.loads((target / "run_results.json").read_text())["results"]
+        manifest = json.loads((target / "manifest.json").read_text())
+    except (OSError, ValueError, KeyError):
+        return {}
+    times = {r["unique_id"]: float(r.get("execution_time") or 0) for r in results}
+    parents = manifest.get("parent_map", {})
+    lineage, todo = set(), ["model.benchwh.fct_speed_summary"]
+    while todo:
+        node = todo.pop()
+        if node in lineage:
+            continue
+        lineage.add(node)
+        todo.extend(p for p in parents.get(node, []) if p.startswith(("model.", "seed.")))
+    by_kind: dict[str, float] = {}
+    for uid, t in times.items():
+        kind = uid.split(".", 1)[0]
+        by_kind[kind] = by_kind.get(kind, 0.0) + t
+    slowest = sorted(times.items(), key=lambda kv: -kv[1])[:10]
+    return {
+        "nodes": len(times),
+        "node_seconds_by_kind": {k: round(v, 2) for k, v in sorted(by_kind.items())},
+        "speed_lineage_node_seconds": round(sum(times.get(n, 0.0) for n in lineage), 2),
+        "slowest_nodes": [{"node": uid, "seconds": round(t, 2)} for uid, t in slowest],
+    }
+
+
+def compare_floor(pipeline_db: Path, floor_db: Path) -> dict:
+    """Does the floor compute the same fct_speed_summary? (rows differing either way)"""
+    import duckdb
+
+    cols = ("hardware_id, model_id, quant, engine, test_profile, build_id, n_runs, n_samples, n_gen_samples, "
+            "round(gen_tps_median, 6), round(gen_tps_ci_low, 6), round(gen_tps_ci_high, 6), interval_method, "
+            "round(prompt_tps_median, 6), round(ttft_ms_median, 6), round(turn_time_ms_median, 6), "
+            "rank_best, rank_worst, rank_of")
+    con = duckdb.connect()
+    try:
+        con.execute(f"attach '{pipeline_db}' as p (read_only)")
+        con.execute(f"attach '{floor_db}' as f (read_only)")
+        only_p = con.execute(f"select count(*) from (select {cols} from p.marts.fct_speed_summary "
+                             f"except all select {cols} from f.floor_speed_summary)").fetchone()[0]
+        only_f = con.execute(f"select count(*) from (select {cols} from f.floor_speed_summary "
+                             f"except all select {cols} from p.marts.fct_speed_summary)").fetchone()[0]
+    finally:
+        con.close()
+    return {"rows_only_in_pipeline": only_p, "rows_only_in_floor": only_f, "equal": only_p == 0 and only_f == 0}
+
+
+def machine() -> dict:
+    cpu = "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem_gb = None
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal"):
+                mem_gb = round(int(line.split()[1]) / 1024 / 1024, 1)
+    except OSError:
+        pass
+    try:
+        load = list(os.getloadavg())
+    except OSError:
+        load = None
+    import duckdb
+    return {"cpu": cpu, "cores": os.cpu_count(), "memory_gb": mem_gb, "os": platform.platform(),
+            "python": platform.python_version(), "duckdb": duckdb.__version__, "load_avg_at_start": load}
+
+
+def ratio(a: float | None, b: float | None) -> float | None:
+    return round(a / b, 2) if a is not None and b else None
+
+
+def print_table(report: dict) -> None:
+    print()
+    print(f"{'phase':<18}{'seconds':>10}{'peak MB':>10}{'rows':>12}")
+    for p in report["phases"]:
+        rows = "" if p["rows"] is None else f"{p['rows']:,}"
+        print(f"{p['phase']:<18}{p['seconds']:>10.1f}{p['peak_mb']:>10.0f}{rows:>12}")
+    print()
+    for key, value in report["ratios"].items():
+        print(f"{key:<36}{value}")
+    print(f"{'floor equals fct_speed_summary':<36}{report['floor_check']['equal']}")
+    print()
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description="Scale benchmark (DESIGN §8): the real pipeline against a SQL floor.")
+    ap.add_argument("--scale", type=float, default=0.02, help="1 = DESIGN §8 scale (100k runs, 1M measurements)")
+    ap.add_argument("--seed", type=int, default=2026)
+    ap.add_argument("--out", type=Path, default=None, help="JSON report (default warehouse/bench/bench-scale-S.json)")
+    ap.add_argument("--work", type=Path, default=None, help="working folder (default a new folder under /tmp)")
+    ap.add_argument("--keep", action="store_true", help="keep the working folder (raw, landing, builds)")
+    args = ap.parse_args(argv)
+    if not (0 < args.scale <= 10):
+        print(f"benchmarks.run: --scale must be in (0, 10], got {args.scale}", file=sys.stderr)
+        return 2
+    out = args.out or ROOT / "warehouse" / "bench" / f"bench-scale-{args.scale:g}.json"
+    if args.work is not None:
+        work = args.work.resolve()
+        if work.exists() and any(work.iterdir()):
+            if not (work / MARKER).exists():
+                print(f"benchmarks.run: {work} is not empty and not a benchmark folder", file=sys.stderr)
+                return 2
+            shutil.rmtree(work)
+        work.mkdir(parents=True, exist_ok=True)
+    else:
+        work = Path(tempfile.mkdtemp(prefix=f"benchwh-bench-{args.scale:g}-"))
+    (work / MARKER).touch()
+    home, incoming = work / "home", work / "incoming"
+    env = {**os.environ, "BENCHWH_HOME": str(home), "PYTHONPATH": str(ROOT)}
+    py = sys.executable
+    report: dict = {"scale": args.scale, "seed": args.seed,
+                    "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                    "machine": machine(), "work": str(work), "phases": []}
+    print(f"benchmark at scale {args.scale:g} in {work}", flush=True)
+    try:
+        gen = run_phase("generate", [py, "-m", "benchmarks.generate", "--scale", str(args.scale),
+                                     "--seed", str(args.seed), "--home", str(home), "--incoming", str(incoming)],
+                        env, work / "generate.log")
+        report["inputs"] = gen["detail"]
+        report["phases"].append(gen)
+        steps = [
+            ("land_full", lambda: run_phase("land_full", [py, "-m", "benchmarks.phases", "land", "--home", str(home)],
+                                            env, work / "land_full.log")),
+            ("dbt_full", lambda: dbt_phase("dbt_full", home, work, env)),
+            ("floor", lambda: run_phase("floor", [py, "-m", "benchmarks.phases", "floor", "--home", str(home),
+                                                  "--out", str(work / "floor.duckdb")], env, work / "floor.log")),
+            ("add_incremental", lambda: run_phase("add_incremental", [py, "-m", "benchmarks.phases", "add", "--home",
+                                                                      str(home), "--incoming", str(incoming)],
+                                                  env, work / "add_incremental.log")),
+            ("dbt_incremental", lambda: dbt_phase("dbt_incremental", home, work, env)),
+        ]
+        for name, step in steps:
+            print(f"  {name} ...", flush=True)
+            result = step()
+            report["phases"].append(result)
+            print(f"  {name}: {result['seconds']:.1f} s, {result['peak_mb']:.0f} MB", flush=True)
+            if name == "floor":
+                report["floor_check"] = compare_floor(work / "dbt_full.duckdb", work / "floor.duckdb")
+    except PhaseFailed as exc:
+        print(f"benchmarks.run: {exc}", file=sys.stderr)
+        return 1
+    ph = {p["phase"]: p for p in report["phases"]}
+    land, dbt, floor = ph["land_full"]["seconds"], ph["dbt_full"]["seconds"], ph["floor"]["seconds"]
+    add, dbt_inc = ph["add_incremental"]["seconds"], ph["dbt_incremental"]["seconds"]
+    lineage = ph["dbt_full"]["detail"].get("speed_lineage_node_seconds")
+    report["ratios"] = {
+        "pipeline/floor (dbt build)": ratio(dbt, floor),
+        "speed lineage/floor (dbt nodes)": ratio(lineage, floor),
+        "incremental/full (land+build)": ratio(add + dbt_inc, land + dbt),
+        "incremental/full (landing only)": ratio(add, land),
+        "incremental/full (build only)": ratio(dbt_inc, dbt),
+    }
+    inputs = report.get("inputs", {})
+    files_full = inputs.get("runs", {}).get("files")
+    files_new = inputs.get("incoming", {}).get("files")
+    report["ratios"]["new files/landed payloads"] = ratio(
+        files_new, sum(v.get("payloads", 0) for v in ph["land_full"]["detail"].values()))
+    report["targets_at_this_scale"] = {
+        "full rebuild under 60 s": dbt < TARGET_SECONDS,
+        "full rebuild under 2 GB": ph["dbt_full"]["peak_mb"] < TARGET_MB,
+        "within 2x of the floor": (ratio(dbt, floor) or 99) <= TARGET_FLOOR_RATIO,
+        "run files landed before the increment": files_full,
+    }
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+    print_table(report)
+    print(f"report: {out}")
+    if not args.keep:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
