@@ -32,7 +32,8 @@ def selected_for_fetch(tags: dict, source: Source) -> bool:
     if wanted == "none":
         return False
     if wanted == "all":
-        return source.scheduled
+        # offline, every bundled recording is replayed, also those of file-fed sources
+        return source.scheduled or (tags.get(OFFLINE_TAG) == "1" and has_recording(source.name))
     return source.name in {s.strip() for s in wanted.split(",")}
 
 

@@ -21,7 +21,8 @@ runs as (
         max(power_method) as power_method,
         min(measured_at) as measured_at,
         median(gen_tps) as gen_tps_median,
-        sum(energy_j) filter (where energy_j > 0 and n_gen > 0) as energy_j,
+        -- ordered, so the float sum is the same on every rebuild
+        sum(energy_j order by sample_index) filter (where energy_j > 0 and n_gen > 0) as energy_j,
         sum(n_gen) filter (where energy_j > 0 and n_gen > 0) as energy_gen_tokens,
         median(power_w / gen_tps) filter (where power_w > 0) as power_j_per_token,
         median(power_w) filter (where power_w > 0) as power_w_median
