@@ -116,6 +116,15 @@ def finite(value: Any, field_name: str, *, lo: float = 0.0, hi: float, lo_open: 
     return float(value)
 
 
+def per_second(count: float | None, seconds: float | None, name: str) -> float | None:
+    """count / seconds; None without a count, a rejection for a duration that rounds to zero."""
+    if not count or seconds is None:
+        return None
+    if seconds <= 0:
+        raise RunRejected(f"{name}: {count} tokens in no time is impossible", "impossible_value")
+    return count / seconds
+
+
 def check_run(run: ParsedRun, received_at: datetime | None) -> ParsedRun:
     """Checks every format shares: limits on each sample, timestamps, a GPU name."""
     if not run.gpu or not str(run.gpu).strip():

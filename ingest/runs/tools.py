@@ -13,7 +13,7 @@ import re
 from datetime import datetime, timezone
 
 from ingest.runs.errors import RunRejected
-from ingest.runs.model import ParsedRun, Sample, canonical_hash, finite
+from ingest.runs.model import ParsedRun, Sample, canonical_hash, finite, per_second
 from ingest.runs.payload import MAX_GEN_TPS, MAX_MS, MAX_PROMPT_TPS, MAX_TOKENS
 from ingest.runs.textutil import go_duration_ms, parse_any_time, utc_from_unix
 
@@ -51,6 +51,13 @@ def _s(value, name: str, max_len: int = 500) -> str | None:
     return value
 
 
+def _required(value, name: str, **limits):
+    out = finite(value, name, **limits)
+    if out is None:
+        raise RunRejected(f"{name} is missing", "missing_field")
+    return out
+
+
 # ---- Ollama ------------------------------------------------------------------------------
 def parse_ollama(values: list, default_time: datetime) -> list[ParsedRun]:
     finals = [v for v in values if isinstance(v, dict) and v.get("done") is True]
@@ -66,16 +73,16 @@ def parse_ollama(values: list, default_time: datetime) -> list[ParsedRun]:
         where = f"response {i}"
         if "eval_count" not in v or "eval_duration" not in v:
             raise RunRejected(f"{where} lacks eval_count or eval_duration", "missing_field")
-        n_gen = finite(v["eval_count"], f"{where} eval_count", hi=MAX_TOKENS, integer=True)
-        eval_ns = finite(v["eval_duration"], f"{where} eval_duration", hi=NS_MAX, lo_open=True)
+        n_gen = _required(v["eval_count"], f"{where} eval_count", hi=MAX_TOKENS, integer=True)
+        eval_ns = _required(v["eval_duration"], f"{where} eval_duration", hi=NS_MAX, lo_open=True)
         n_prompt = finite(v.get("prompt_eval_count"), f"{where} prompt_eval_count", hi=MAX_TOKENS, integer=True)
         prompt_ns = finite(v.get("prompt_eval_duration"), f"{where} prompt_eval_duration", hi=NS_MAX)
         total_ns = finite(v.get("total_duration"), f"{where} total_duration", hi=NS_MAX)
         if total_ns is not None and total_ns < eval_ns:
             raise RunRejected(f"{where} total_duration is shorter than eval_duration", "impossible_value")
         s = Sample(test_name="", test_index=0, sample_index=i, n_prompt=n_prompt, n_gen=n_gen,
-                   gen_tps=n_gen / (eval_ns / 1e9) if n_gen else None,
-                   prompt_tps=(n_prompt / (prompt_ns / 1e9)) if n_prompt and prompt_ns else None,
+                   gen_tps=per_second(n_gen, eval_ns / 1e9, f"{where} eval"),
+                   prompt_tps=per_second(n_prompt, prompt_ns / 1e9 if prompt_ns else None, f"{where} prompt eval"),
                    ttft_ms=(total_ns - eval_ns) / 1e6 if total_ns is not None else None,
                    turn_time_ms=total_ns / 1e6 if total_ns is not None else None)
         if v.get("created_at"):
@@ -125,9 +132,12 @@ def parse_ollama_verbose(text: str, default_time: datetime) -> list[ParsedRun]:
         gen_ms = go_duration_ms(b["gen_d"]) if "gen_d" in b else None
         prompt_ms = go_duration_ms(b["prompt_d"]) if "prompt_d" in b else None
         total_ms = go_duration_ms(b["total"]) if "total" in b else None
-        gen_tps = n_gen / (gen_ms / 1000) if gen_ms else _rate(b.get("gen_rate"), f"{where} eval rate", MAX_GEN_TPS)
-        prompt_tps = (n_prompt / (prompt_ms / 1000) if n_prompt and prompt_ms
-                      else _rate(b.get("prompt_rate"), f"{where} prompt eval rate", MAX_PROMPT_TPS))
+        gen_tps = (per_second(n_gen, gen_ms / 1000, f"{where} eval") if gen_ms is not None
+                   else _rate(b.get("gen_rate"), f"{where} eval rate", MAX_GEN_TPS))
+        # a cached prompt can take "0s": no prompt rate then, rather than a rejection
+        prompt_tps = (per_second(n_prompt, prompt_ms / 1000, f"{where} prompt eval") if prompt_ms
+                      else _rate(b.get("prompt_rate"), f"{where} prompt eval rate", MAX_PROMPT_TPS)
+                      if prompt_ms is None else None)
         if total_ms is not None and gen_ms is not None and total_ms < gen_ms:
             raise RunRejected(f"{where} total duration is shorter than eval duration", "impossible_value")
         samples.append(Sample(
@@ -184,18 +194,19 @@ def parse_llama_server(values: list, default_time: datetime) -> list[ParsedRun]:
         for k in ("predicted_n", "predicted_ms"):
             if t.get(k) is None:
                 raise RunRejected(f"{where} lacks {k}", "missing_field")
-        n_gen = finite(t["predicted_n"], f"{where}.predicted_n", hi=MAX_TOKENS, integer=True)
-        gen_ms = finite(t["predicted_ms"], f"{where}.predicted_ms", hi=MAX_MS)
+        n_gen = _required(t["predicted_n"], f"{where}.predicted_n", hi=MAX_TOKENS, integer=True)
+        gen_ms = _required(t["predicted_ms"], f"{where}.predicted_ms", hi=MAX_MS)
         n_prompt = finite(t.get("prompt_n"), f"{where}.prompt_n", hi=MAX_TOKENS, integer=True)
         prompt_ms = finite(t.get("prompt_ms"), f"{where}.prompt_ms", hi=MAX_MS)
         gen_tps = finite(t.get("predicted_per_second"), f"{where}.predicted_per_second", hi=MAX_GEN_TPS,
                          lo_open=True)
-        if gen_tps is None and n_gen and gen_ms:
-            gen_tps = n_gen / (gen_ms / 1000)
+        if gen_tps is None:
+            gen_tps = per_second(n_gen, gen_ms / 1000, f"{where} predicted")
         prompt_tps = finite(t.get("prompt_per_second"), f"{where}.prompt_per_second", hi=MAX_PROMPT_TPS,
                             lo_open=True)
-        if prompt_tps is None and n_prompt and prompt_ms:
-            prompt_tps = n_prompt / (prompt_ms / 1000)
+        if prompt_tps is None:
+            prompt_tps = per_second(n_prompt, prompt_ms / 1000 if prompt_ms is not None else None,
+                                    f"{where} prompt")
         s = Sample(test_name="", test_index=0, sample_index=i, n_prompt=n_prompt, n_gen=n_gen,
                    gen_tps=gen_tps, prompt_tps=prompt_tps, ttft_ms=prompt_ms,
                    turn_time_ms=(prompt_ms or 0) + gen_ms)
@@ -244,16 +255,16 @@ def parse_vllm(values: list, default_time: datetime) -> list[ParsedRun]:
             if isinstance(errors, list) and i < len(errors) and errors[i]:
                 continue  # a failed request: no timing to keep
             where = f"request {i}"
-            out_n = finite(outs[i], f"{where} output_len", hi=MAX_TOKENS, integer=True)
-            in_n = finite(ins[i], f"{where} input_len", hi=MAX_TOKENS, integer=True)
-            ttft_s = finite(ttfts[i], f"{where} ttft", hi=MAX_MS / 1000)
+            out_n = _required(outs[i], f"{where} output_len", hi=MAX_TOKENS, integer=True)
+            in_n = _required(ins[i], f"{where} input_len", hi=MAX_TOKENS, integer=True)
+            ttft_s = _required(ttfts[i], f"{where} ttft", hi=MAX_MS / 1000)
             if not isinstance(itls[i], list):
                 raise RunRejected(f"{where} itls is not a list", "wrong_type")
-            decode_s = sum(finite(x, f"{where} itl", hi=MAX_MS / 1000) for x in itls[i])
-            gen_tps = (out_n - 1) / decode_s if out_n and out_n > 1 and decode_s > 0 else None
+            decode_s = sum(_required(x, f"{where} itl", hi=MAX_MS / 1000) for x in itls[i])
+            gen_tps = per_second(out_n - 1, decode_s, f"{where} decode") if out_n and out_n > 1 else None
             samples.append(Sample(test_name="", test_index=0, sample_index=i, n_prompt=in_n, n_gen=out_n,
                                   ttft_ms=ttft_s * 1000, gen_tps=gen_tps,
-                                  prompt_tps=in_n / ttft_s if in_n and ttft_s else None,
+                                  prompt_tps=per_second(in_n, ttft_s, f"{where} prefill") if ttft_s else None,
                                   turn_time_ms=(ttft_s + decode_s) * 1000, measured_at=created))
         if not samples:
             raise RunRejected("every vLLM request failed", "no_samples")
