@@ -114,7 +114,8 @@ def cmd_runs_add(args) -> int:
         if not result.success:
             print(f"benchwh: landed, but the rebuild failed: {result.error}", file=sys.stderr)
             return 1
-        print(f"published {getattr(result, 'version', '') or ''} -> {config.published_path()}".replace("  ", " "))
+        version = getattr(result, "version", None)
+        print(f"published{' ' + version if version else ''} -> {config.published_path()}")
     return 1 if rejected else 0
 
 
