@@ -146,3 +146,19 @@ def test_known_runs_cache_catches_up_and_rebuilds(home, key, tmp_path):
     (tmp_path / "b.json").write_bytes((tmp_path / "a.json").read_bytes())
     assert add_paths([tmp_path / "b.json"], home)[0].status == "duplicate"
     assert len(index.read_text().splitlines()) == 1
+
+
+def test_a_backlog_lands_in_a_batch_and_stays_known(home, key, tmp_path):
+    trust(home, key)
+    folder = tmp_path / "many"
+    folder.mkdir()
+    for i in range(20):
+        write_signed(folder / f"r{i:02d}.json", key)
+    res = add_paths([folder], home)
+    assert [r.status for r in res] == ["accepted"] * 20
+    batch_files = list((home / "landing" / "runs" / "runs").glob("*-*.parquet"))
+    assert len(batch_files) == 1  # one validation and one file for the backlog
+    assert len(landed(home, "runs")) == 20 and len(landed(home, "samples")) == 60
+    (home / "landing" / "runs" / "_known.jsonl").unlink(missing_ok=True)
+    (tmp_path / "again.json").write_bytes((folder / "r07.json").read_bytes())
+    assert add_paths([tmp_path / "again.json"], home)[0].status == "duplicate"

@@ -30,6 +30,7 @@ from ingest.runs.errors import RunRejected
 from ingest.runs.files import MAX_FILE_BYTES, Received, collect
 from ingest.runs.intake import make_intake, parse_intake, validate_meta
 from ingest.runs.payload import loads_strict
+from ingest.source import SourceFailed
 
 SOURCE = "runs"
 
@@ -78,10 +79,10 @@ class KnownRuns:
         ledger = lander.ledger_dir(SOURCE)
         fresh = []
         if ledger.exists():
-            for name in sorted(os.listdir(ledger)):
-                sha = name[:-5] if name.endswith(".json") and not name.startswith(".") else None
-                if sha and sha not in covered:
-                    fresh.append(self._catch_up(lander, sha))
+            new = [name[:-5] for name in sorted(os.listdir(ledger))
+                   if name.endswith(".json") and not name.startswith(".") and name[:-5] not in covered]
+            if new:
+                fresh = self._catch_up(lander, new)
         if fresh:
             with self.index.open("a", encoding="utf-8") as fh:
                 fcntl.flock(fh, fcntl.LOCK_EX)
@@ -95,21 +96,31 @@ class KnownRuns:
             for run in runs:
                 self.add(run.source, run.source_run_id, doc["file_sha256"])
 
-    def _catch_up(self, lander: Lander, sha: str) -> dict:
-        item = {"raw": sha, "file": None, "runs": []}
-        path = lander.entity_dir(SOURCE, "runs") / f"{sha}.parquet"
-        if path.exists():
-            con = duckdb.connect()
-            try:
-                rows = con.execute("SELECT source, source_run_id, file_sha256 FROM read_parquet(?)",
-                                   [str(path)]).fetchall()
-            finally:
-                con.close()
-            for source, run_id, file_sha in rows:
-                item["file"] = file_sha
-                item["runs"].append([source, run_id])
-                self.add(source, run_id, file_sha)
-        return item
+    def _catch_up(self, lander: Lander, shas: list[str]) -> list[dict]:
+        """Index entries for landed payloads: from their own Parquet file, or (landed in a
+        batch, `<first sha>-<n>.parquet`) from one scan of the batch files."""
+        folder = lander.entity_dir(SOURCE, "runs")
+        items = {sha: {"raw": sha, "file": None, "runs": []} for sha in shas}
+        own = [str(folder / f"{sha}.parquet") for sha in shas if (folder / f"{sha}.parquet").exists()]
+        batched = set(shas) - {Path(p).stem for p in own}
+        queries = []
+        if own:
+            queries.append(("SELECT _raw_sha256, source, source_run_id, file_sha256 FROM read_parquet(?)", [own]))
+        if batched and list(folder.glob("*-*.parquet")):
+            queries.append(("SELECT _raw_sha256, source, source_run_id, file_sha256 FROM read_parquet(?) "
+                            "WHERE _raw_sha256 IN (SELECT unnest(?))",
+                            [str(folder / "*-*.parquet"), sorted(batched)]))
+        con = duckdb.connect()
+        try:
+            for sql, params in queries:
+                for raw, source, run_id, file_sha in con.execute(sql, params).fetchall():
+                    if raw in items:
+                        items[raw]["file"] = file_sha
+                        items[raw]["runs"].append([source, run_id])
+                        self.add(source, run_id, file_sha)
+        finally:
+            con.close()
+        return [items[sha] for sha in shas]
 
     def add(self, source: str, run_id: str, file_sha: str | None) -> None:
         self.run_files.setdefault((source, run_id), set()).add(file_sha)
@@ -150,13 +161,20 @@ def receive(items: list[Received], home: Path, flags: dict | None = None,
         results.append(result)
         if raw_sha:
             stored[raw_sha] = result
-    # land payload by payload (not land_pending, which stops at the first failure): a file
-    # whose rows all fail validation is reported rejected; the others still land
-    for entry in lander.pending(SOURCE):
-        outcome = lander.land_payload(source, entry)
-        result = stored.get(entry.sha256)
-        if result is not None and outcome.status != "landed":
-            result.status, result.reason, result.check = "rejected", outcome.reason, "validation"
+    # land_pending validates a backlog in batches; it stops at a payload that fails as a whole
+    # (ledgered as failed), so go on until nothing is pending, then read each file's verdict
+    for _ in range(len(stored) + 1):
+        try:
+            lander.land_pending(source)
+            break
+        except SourceFailed:
+            continue
+    for sha, result in stored.items():
+        ledger = lander.ledger_dir(SOURCE) / f"{sha}.json"
+        outcome = json.loads(ledger.read_text()) if ledger.exists() else {"status": "pending"}
+        if outcome["status"] != "landed":
+            result.status, result.check = "rejected", "validation"
+            result.reason = outcome.get("reason") or "not landed"
             result.runs, result.samples = [], 0
     if log:
         for result in results:
