@@ -155,12 +155,13 @@ def receive(items: list[Received], home: Path, flags: dict | None = None,
     known = KnownRuns(home, store, lander)
     results: list[FileResult] = []
     stored: dict[str, FileResult] = {}  # raw sha256 of an accepted wrapper -> its result
-    for item in items:
-        received_at = now or datetime.now(timezone.utc)
-        result, raw_sha = _decide(item, flags, trusted, known, store, received_at)
-        results.append(result)
-        if raw_sha:
-            stored[raw_sha] = result
+    with store.batched():  # one manifest write (and fsync) for the whole batch
+        for item in items:
+            received_at = now or datetime.now(timezone.utc)
+            result, raw_sha = _decide(item, flags, trusted, known, store, received_at)
+            results.append(result)
+            if raw_sha:
+                stored[raw_sha] = result
     # land_pending validates a backlog in batches; it stops at a payload that fails as a whole
     # (ledgered as failed), so go on until nothing is pending, then read each file's verdict
     for _ in range(len(stored) + 1):
