@@ -118,7 +118,7 @@ class Plan:
     incremental_files: int
 
     @classmethod
-    def for_scale(cls, scale: float, seed: int = 2026) -> "Plan":
+    def for_scale(cls, scale: float, seed: int = 2026, incremental_files: int = 1000) -> "Plan":
         if not (0 < scale <= 10):
             raise ValueError(f"scale must be in (0, 10], got {scale}")
         return cls(scale=scale, seed=seed,
@@ -126,7 +126,7 @@ class Plan:
                    runfile_samples=max(20, round(100_000 * scale)),
                    openrouter_models=400,
                    days=max(3, round(730 * scale)),
-                   incremental_files=max(20, round(1000 * scale)))
+                   incremental_files=incremental_files)
 
 
 def _stamp(ts: datetime) -> str:
@@ -284,6 +284,8 @@ def write_localscore(store: RawStore, plan: Plan, start: datetime) -> dict:
     refetch: list[int] = []
     for day in range(plan.days):
         fetch_at = start + timedelta(days=day + 1, hours=6, minutes=rng.randint(0, 50))
+        if day == plan.days - 1:  # the last round sees every generated run
+            fetch_at = max(fetch_at, created[-1] + timedelta(hours=1))
         while n < len(runs) and created[n] <= fetch_at:
             n += 1
         shift = rng.randint(1, 4) if rng.random() < 0.2 else 0  # runs arriving while paging
@@ -541,9 +543,10 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--seed", type=int, default=2026)
     ap.add_argument("--home", type=Path, required=True)
     ap.add_argument("--incoming", type=Path, default=None)
+    ap.add_argument("--incremental-files", type=int, default=1000, help="run files for the incremental step")
     args = ap.parse_args(argv)
     try:
-        plan = Plan.for_scale(args.scale, args.seed)
+        plan = Plan.for_scale(args.scale, args.seed, args.incremental_files)
     except ValueError as exc:
         raise SystemExit(f"benchmarks.generate: {exc}") from None
     if (args.home / "raw").exists():

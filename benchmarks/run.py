@@ -191,6 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="Scale benchmark (DESIGN §8): the real pipeline against a SQL floor.")
     ap.add_argument("--scale", type=float, default=0.02, help="1 = DESIGN §8 scale (100k runs, 1M measurements)")
     ap.add_argument("--seed", type=int, default=2026)
+    ap.add_argument("--incremental-files", type=int, default=1000, help="new run files added after the full build")
     ap.add_argument("--out", type=Path, default=None, help="JSON report (default warehouse/bench/bench-scale-S.json)")
     ap.add_argument("--work", type=Path, default=None, help="working folder (default a new folder under /tmp)")
     ap.add_argument("--keep", action="store_true", help="keep the working folder (raw, landing, builds)")
@@ -219,7 +220,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"benchmark at scale {args.scale:g} in {work}", flush=True)
     try:
         gen = run_phase("generate", [py, "-m", "benchmarks.generate", "--scale", str(args.scale),
-                                     "--seed", str(args.seed), "--home", str(home), "--incoming", str(incoming)],
+                                     "--seed", str(args.seed), "--home", str(home),
+                                     "--incremental-files", str(args.incremental_files), "--incoming", str(incoming)],
                         env, work / "generate.log")
         report["inputs"] = gen["detail"]
         report["phases"].append(gen)

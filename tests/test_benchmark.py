@@ -1,0 +1,84 @@
+"""The scale benchmark at a tiny scale: it runs end to end and reports every key (not timings).
+
+One real run (generator, Lander, dbt build, SQL floor, `runs add`, dbt build again) at
+scale 0.001 with 20 incremental files; the floor must equal marts.fct_speed_summary.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchmarks.generate import Plan, generate
+from ingest.raw_store import RawStore
+
+ROOT = Path(__file__).resolve().parent.parent
+PHASES = ["generate", "land_full", "dbt_full", "floor", "add_incremental", "dbt_incremental"]
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory) -> dict:
+    work = tmp_path_factory.mktemp("bench")
+    out = work / "report.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchmarks.run", "--scale", "0.001", "--incremental-files", "20",
+         "--work", str(work / "w"), "--out", str(out)],
+        cwd=ROOT, capture_output=True, text=True, timeout=1800)
+    assert proc.returncode == 0, proc.stderr[-2000:] + proc.stdout[-2000:]
+    assert "pipeline/floor" in proc.stdout and "peak MB" in proc.stdout
+    return json.loads(out.read_text())
+
+
+def test_report_has_every_phase_with_seconds_memory_and_rows(report):
+    assert [p["phase"] for p in report["phases"]] == PHASES
+    for p in report["phases"]:
+        assert set(p) >= {"phase", "seconds", "peak_mb", "rows", "detail"}
+        assert p["seconds"] > 0 and p["peak_mb"] > 0
+        assert isinstance(p["rows"], int) and p["rows"] > 0, p["phase"]
+
+
+def test_report_has_ratios_targets_machine_and_inputs(report):
+    assert set(report) >= {"scale", "seed", "date", "machine", "inputs", "phases", "ratios",
+                           "floor_check", "targets_at_this_scale"}
+    assert set(report["ratios"]) >= {"pipeline/floor (dbt build)", "incremental/full (land+build)"}
+    assert all(v is None or v > 0 for v in report["ratios"].values())
+    assert report["machine"]["cores"] >= 1
+    inputs = report["inputs"]
+    assert inputs["plan"]["scale"] == 0.001
+    assert inputs["localscore"]["tests"] == 9 * inputs["localscore"]["runs"]
+    assert inputs["incoming"]["files"] == 20
+
+
+def test_floor_computes_the_same_speed_summary_as_the_pipeline(report):
+    assert report["floor_check"] == {"rows_only_in_pipeline": 0, "rows_only_in_floor": 0, "equal": True}
+    phases = {p["phase"]: p for p in report["phases"]}
+    assert phases["floor"]["rows"] == phases["dbt_full"]["rows"]
+    # the increment adds measurements: more summary input, never fewer
+    assert (phases["dbt_incremental"]["detail"]["fct_speed_measurements"]
+            > phases["dbt_full"]["detail"]["fct_speed_measurements"])
+
+
+def test_generator_is_deterministic_and_messy(tmp_path):
+    plan = Plan.for_scale(0.0005, 11, incremental_files=3)
+    a = generate(plan, tmp_path / "a", tmp_path / "a_in")
+    b = generate(plan, tmp_path / "b", tmp_path / "b_in")
+    assert a == b
+    sa = {e.sha256 for e in RawStore(tmp_path / "a" / "raw").entries("localscore")}
+    sb = {e.sha256 for e in RawStore(tmp_path / "b" / "raw").entries("localscore")}
+    assert sa == sb
+    # paging overlap: more run listings than runs; identical re-fetches: more fetches than blobs
+    ls = a["localscore"]
+    assert ls["listings"] > ls["runs"]
+    entries = RawStore(tmp_path / "a" / "raw").entries("localscore")
+    assert len(entries) > len({e.sha256 for e in entries}) or ls["refetched_pages"] == 0
+    assert sorted(p.name for p in (tmp_path / "a_in").iterdir()) == sorted(p.name for p in (tmp_path / "b_in").iterdir())
+
+
+def test_bad_scale_is_one_line_error():
+    proc = subprocess.run([sys.executable, "-m", "benchmarks.run", "--scale", "0"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().count("\n") == 0 and "--scale" in proc.stderr
