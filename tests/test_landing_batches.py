@@ -1,0 +1,90 @@
+"""A backlog lands in batches (ingest/landing.py): the same rows, quarantine and ledger as landing
+each payload alone, and a payload failing as a whole still stops the source where it stands."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from ingest.landing import SMALL_LANDING, Lander
+from ingest.raw_store import RawStore
+from ingest.source import SourceFailed
+from ingest.sources.openrouter import OpenRouterSource
+
+URL = "https://openrouter.ai/api/v1/models"
+N = SMALL_LANDING + 6  # more than a small landing: the batch path
+
+
+def snapshot(day: int, n_models: int = 12) -> bytes:
+    data = []
+    for i in range(n_models):
+        price = f"0.00000{(i + day) % 9 + 1}"
+        data.append({"id": f"vendor/model-{i}", "name": f"Model {i} (day {day})", "context_length": 8192,
+                     "pricing": {"prompt": price, "completion": price}})
+    if day % 3 == 0:
+        data.append({"id": "vendor/model-1", "pricing": {"prompt": "0.000001", "completion": "0"}})  # listed twice
+    if day % 4 == 0:
+        data.append({"id": "openrouter/auto", "pricing": {"prompt": "-1", "completion": "-1"}})  # dynamic price
+    if day % 5 == 0:
+        data.append({"id": "vendor/odd", "context_length": "lots", "pricing": {"prompt": "0", "completion": "0"}})
+    return json.dumps({"data": data}).encode()
+
+
+def store_with(root: Path, bodies: list[bytes]) -> tuple[RawStore, Lander]:
+    store = RawStore(root / "raw")
+    for day, body in enumerate(bodies, 1):
+        store.put("openrouter", body, url=URL, fetched_at=f"2026-10-{day:02d}T06:00:00Z")
+    return store, Lander(root / "landing", store, log=lambda m: None)
+
+
+def rows(glob: Path, order: str) -> list[tuple]:
+    con = duckdb.connect()
+    try:
+        return con.execute(f"select * exclude (quarantined_at) from read_parquet('{glob}', union_by_name=true) "
+                           f"order by {order}" if "_quarantine" in str(glob) else
+                           f"select * from read_parquet('{glob}', union_by_name=true) order by {order}").fetchall()
+    finally:
+        con.close()
+
+
+def test_batched_landing_equals_landing_payload_by_payload(tmp_path):
+    bodies = [snapshot(day) for day in range(1, N + 1)]
+    _, batched = store_with(tmp_path / "a", bodies)
+    store_b, single = store_with(tmp_path / "b", bodies)
+    out_a = batched.land_pending(OpenRouterSource())
+    out_b = [single.land_payload(OpenRouterSource(), e) for e in single.pending("openrouter")]
+    assert [vars(o) for o in out_a] == [vars(o) for o in out_b]
+    assert any(o.quarantined["models"] for o in out_a)
+    for o in out_a:
+        assert o.landed["models"] + o.quarantined["models"] == o.parsed["models"]
+    files_a = [p.name for p in (tmp_path / "a" / "landing" / "openrouter" / "models").glob("[0-9a-f]*.parquet")]
+    assert len(files_a) == 1 and files_a[0].endswith(f"-{N}.parquet")  # one file for the batch
+    landed = "landing/openrouter/models/[0-9a-f]*.parquet"
+    order = "_raw_sha256, _record_index"
+    assert rows(tmp_path / "a" / landed, order) == rows(tmp_path / "b" / landed, order)
+    quarantined = "landing/_quarantine/openrouter/*.parquet"
+    qorder = "raw_sha256, record_index, column_name, check_name"
+    got = rows(tmp_path / "a" / quarantined, qorder)
+    assert got == rows(tmp_path / "b" / quarantined, qorder)
+    assert {r[6] for r in got} >= {"multiple_fields_uniqueness", "greater_than_or_equal_to(0)"}
+    # per payload quarantine files, as before
+    for o in out_a:
+        qfile = tmp_path / "a" / "landing" / "_quarantine" / "openrouter" / f"{o.sha256}.parquet"
+        assert qfile.exists() == (o.quarantined["models"] > 0)
+
+
+def test_a_failing_payload_in_a_batch_lands_those_before_it_and_leaves_the_rest_pending(tmp_path):
+    bodies = [snapshot(day) for day in range(1, N + 1)]
+    bodies[9] = snapshot(10, n_models=2)  # fewer than half the previous snapshot's rows
+    store, lander = store_with(tmp_path, bodies)
+    with pytest.raises(SourceFailed) as err:
+        lander.land_pending(OpenRouterSource())
+    assert "fewer than half" in str(err.value)
+    outcomes = lander.outcomes("openrouter")
+    assert [o.status for o in outcomes] == ["landed"] * 9 + ["failed"]
+    assert len(lander.pending("openrouter")) == N - 10
+    landed = rows(tmp_path / "landing/openrouter/models/[0-9a-f]*.parquet", "_raw_sha256, _record_index")
+    shas = {r[-3] for r in landed}
+    assert shas == {o.sha256 for o in outcomes[:9]}
