@@ -15,6 +15,7 @@ import copy
 import json
 import math
 import os
+import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -388,7 +389,10 @@ def validate_pieces(pieces: list[tuple[int, pd.DataFrame]], model: Any):
     alone = [(p, df) for p, df in pieces if not columns <= set(df.columns)]
     parts, qrows, failed = [], [], {}
     if len(together) > 1:
-        big = pd.concat([df for _, df in together], ignore_index=True)
+        with warnings.catch_warnings():
+            # all-NA columns of some payloads: the dtype comes from the others, coercion does the rest
+            warnings.simplefilter("ignore", FutureWarning)
+            big = pd.concat([df for _, df in together], ignore_index=True)
         pos = np.repeat([p for p, _ in together], [len(df) for _, df in together])
         rec = np.concatenate([np.arange(len(df)) for _, df in together])
         try:
