@@ -60,7 +60,7 @@ def fetch_source(source: Source, store: RawStore, offline: bool) -> int:
     from ingest.http import FetchError, PoliteClient
 
     ctx = FetchContext(
-        source=source.name, base_url=config.source_url(source.name) if source.name in config.URL_ENV else "",
+        source=source.name, base_url=source.base_url(),
         client=PoliteClient(log=progress), store=store, parser_version=source.parser_version,
         log=progress, landed_values=landed_values_reader(source.name),
     )

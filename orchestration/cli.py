@@ -142,4 +142,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # run through the package module, so extra commands raise the same UserError class
+    from orchestration.cli import main as package_main
+
+    sys.exit(package_main())

@@ -91,8 +91,11 @@ def dbt_build(context: dg.AssetExecutionContext, dbt: DbtCliResource):
     os.environ.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
     target = build_dir() / f"{context.run_id}-target"
     progress(f"dbt: building into {path.name}")
-    invocation = dbt.cli(["build", "--vars", json.dumps(build_vars(context.run_id))], context=context,
-                         raise_on_error=False, target_path=target)
+    args = ["build", "--vars", json.dumps(build_vars(context.run_id))]
+    if os.environ.get("BENCHWH_DBT_UNIT_TESTS") != "1":
+        # unit tests check SQL logic, not data: CI runs them (tests/), nightly builds skip them
+        args += ["--exclude-resource-type", "unit_test"]
+    invocation = dbt.cli(args, context=context, raise_on_error=False, target_path=target)
     built = 0
     # dbt's own log goes to a file, not the terminal of whoever runs `benchwh`
     log_dir = config.home() / "logs"

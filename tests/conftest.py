@@ -30,12 +30,29 @@ def home(tmp_path, monkeypatch) -> Path:
 
 @pytest.fixture(scope="session")
 def offline_warehouse(tmp_path_factory) -> Path:
-    """One `benchwh refresh --offline` per test worker; copy it before changing anything."""
+    """One `benchwh refresh --offline` (with the dbt unit tests) shared by every test worker.
+
+    Read it, never change it: copy it first (`warehouse_copy`).
+    """
+    import fcntl
+    import json
+
     from tests.pipeline_helpers import run_benchwh
 
-    home = tmp_path_factory.mktemp("offline-session") / "warehouse"
-    proc = run_benchwh(home, "refresh", "--offline")
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    import os
+
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base  # common to this run's workers
+    home = shared / "offline-warehouse"
+    with open(shared / "offline-warehouse.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        outcome = shared / "offline-warehouse.json"
+        if not outcome.exists():
+            proc = run_benchwh(home, "refresh", "--offline", BENCHWH_DBT_UNIT_TESTS="1")
+            outcome.write_text(json.dumps({"returncode": proc.returncode, "stdout": proc.stdout,
+                                           "stderr": proc.stderr[-5000:]}))
+        result = json.loads(outcome.read_text())
+    assert result["returncode"] == 0, result["stderr"]
     return home
 
 
