@@ -129,3 +129,25 @@ def test_user_errors_are_one_line(tmp_path):
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines()[-1].startswith("benchwh: unknown source 'nope'")
     assert "Traceback" not in proc.stderr
+
+
+def test_refreshes_are_serialised_by_the_home_lock(tmp_path, monkeypatch):
+    """A second refresh waits for the first: the lock `run_refresh` takes blocks another process."""
+    monkeypatch.setenv("BENCHWH_HOME", str(tmp_path))
+    child = (
+        "import sys, time\n"
+        "from orchestration.publish import home_lock\n"
+        "with home_lock('refresh', lambda m: print(m, flush=True)):\n"
+        "    print('acquired', time.monotonic(), flush=True)\n"
+    )
+    with pub.home_lock("refresh"):
+        proc = subprocess.Popen([sys.executable, "-c", child], stdout=subprocess.PIPE, text=True,
+                                env={**os.environ, "BENCHWH_HOME": str(tmp_path)})
+        first = proc.stdout.readline().strip()
+        assert first == "waiting for another refresh to finish"
+        time.sleep(0.5)
+        assert proc.poll() is None  # still blocked while we hold the lock
+        released = time.monotonic()
+    out, _ = proc.communicate(timeout=30)
+    acquired_at = float(out.split()[-1])
+    assert acquired_at >= released

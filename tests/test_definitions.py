@@ -1,0 +1,50 @@
+"""The Dagster definitions: one graph from landing to publish, grouped by layer."""
+from __future__ import annotations
+
+import dagster as dg
+import pytest
+
+
+@pytest.fixture(scope="module")
+def defs(tmp_path_factory):
+    import os
+
+    os.environ.setdefault("BENCHWH_HOME", str(tmp_path_factory.mktemp("defs") / "warehouse"))
+    from orchestration.definitions import defs
+
+    return defs
+
+
+def test_assets_are_grouped_by_layer(defs):
+    graph = defs.resolve_asset_graph()
+    groups = {graph.get(k).group_name for k in graph.get_all_asset_keys() if graph.get(k).is_materializable}
+    assert {"landing", "staging", "intermediate", "marts", "site", "audit", "publish"} <= groups
+
+
+def test_dbt_sources_map_to_the_landing_assets(defs):
+    graph = defs.resolve_asset_graph()
+    landing = dg.AssetKey(["landing", "openrouter", "models"])
+    staging = dg.AssetKey(["staging", "stg_openrouter__models"])
+    assert graph.get(landing).is_materializable
+    assert landing in graph.get(staging).parent_keys
+    publish = graph.get(dg.AssetKey(["publish", "benchmarks_duckdb"]))
+    assert dg.AssetKey(["marts", "fct_api_prices"]) in publish.parent_keys
+
+
+def test_every_landing_asset_has_blocking_checks(defs):
+    from ingest.source import load_sources
+
+    graph = defs.resolve_asset_graph()
+    checks = {(c.asset_key, c.name) for c in graph.asset_check_keys}
+    for source in load_sources().values():
+        for entity in source.entities:
+            key = dg.AssetKey(["landing", source.name, entity.name])
+            for name in ("volume", "quarantine_share", "freshness"):
+                assert (key, name) in checks, (key, name)
+
+
+def test_nightly_schedule_and_inbox_sensor(defs):
+    schedule = defs.resolve_schedule_def("nightly_refresh")
+    assert schedule.cron_schedule == "0 3 * * *" and schedule.execution_timezone == "UTC"
+    assert schedule.job_name == "refresh"
+    assert defs.resolve_sensor_def("inbox_sensor") is not None
