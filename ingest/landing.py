@@ -6,6 +6,7 @@ Layout under warehouse/landing/:
   _quarantine/<source>/<raw_sha256>.parquet rejected rows with the reason (+ _schema.parquet)
   <source>/_ledger/<raw_sha256>.json        what became of each payload; a payload with no ledger
                                             entry is pending, so deleting landing/ replays raw/.
+  <source>/_ledger/_outcomes.jsonl          the same entries in one file, for reading them fast
 Landing content is a pure function of the raw payload sequence (no wall-clock values), so a
 rebuild from raw gives identical rows.
 """
@@ -39,6 +40,7 @@ QUARANTINE_COLUMNS = {
     "failure_value": "VARCHAR",
     "quarantined_at": "TIMESTAMP",
 }
+LEDGER_LOG = "_outcomes.jsonl"  # the ledger files repeated in one file (read fast; see outcomes())
 SMALL_LANDING = 16  # up to this many pending payloads land one file each (`<sha256>.parquet`)
 BATCH_PAYLOADS = 2000  # a backlog lands in batches of at most this many payloads...
 BATCH_ROWS = 200_000  # ...or this many parsed rows, whichever comes first
@@ -150,15 +152,46 @@ class Lander:
 
     # ---- ledger -------------------------------------------------------------------------
     def outcomes(self, source: str) -> list[PayloadOutcome]:
+        """Every ledgered payload, oldest first.
+
+        The `<sha256>.json` files are the ledger; `_outcomes.jsonl` repeats them in one file so a
+        warehouse of 100,000 payloads is read in a second rather than 100,000 file opens (~20 s).
+        A ledger file the log lacks (an older landing, an interrupted write) is read itself and
+        then added to the log; log lines without a ledger file are ignored.
+        """
         folder = self.ledger_dir(source)
         if not folder.exists():
             return []
-        out = [PayloadOutcome(**json.loads(p.read_text())) for p in folder.glob("*.json")]
+        names = {p.name[:-5] for p in os.scandir(folder) if p.name.endswith(".json") and not p.name.startswith(".")}
+        found: dict[str, dict] = {}
+        log = folder / LEDGER_LOG
+        if log.exists():
+            with log.open(encoding="utf-8") as fh:
+                for line in fh:
+                    try:
+                        doc = json.loads(line)
+                    except ValueError:
+                        continue  # a torn last line
+                    if doc.get("sha256") in names:
+                        found[doc["sha256"]] = doc
+        missing = names - found.keys()
+        for sha in missing:
+            found[sha] = json.loads((folder / f"{sha}.json").read_text())
+        if missing:
+            self._append_log(folder, [found[sha] for sha in sorted(missing)])
+        out = [PayloadOutcome(**doc) for doc in found.values()]
         return sorted(out, key=lambda o: (o.fetched_at, o.sha256))
+
+    @staticmethod
+    def _append_log(folder: Path, docs: list[dict]) -> None:
+        if docs:
+            with (folder / LEDGER_LOG).open("a", encoding="utf-8") as fh:
+                fh.write("".join(json.dumps(d, sort_keys=True) + "\n" for d in docs))
 
     def pending(self, source: str) -> list[RawEntry]:
         folder = self.ledger_dir(source)
-        done = {p.stem for p in folder.glob("*.json")} if folder.exists() else set()
+        done = ({p.name[:-5] for p in os.scandir(folder) if p.name.endswith(".json") and not p.name.startswith(".")}
+                if folder.exists() else set())
         return [e for e in self.store.payloads(source) if e.sha256 not in done]
 
     def _record(self, source: str, outcome: PayloadOutcome) -> None:
@@ -304,6 +337,7 @@ class Lander:
         for pos in range(committed):
             self._write_quarantine(source.name, items[pos].entry, quarantine[pos])
             self._record(source.name, outcomes[pos])
+        self._append_log(self.ledger_dir(source.name), [asdict(o) for o in outcomes[:committed]])
         return outcomes[:committed]
 
     def _volume_verdict(self, source: Source, outcome: PayloadOutcome,

@@ -88,3 +88,21 @@ def test_a_failing_payload_in_a_batch_lands_those_before_it_and_leaves_the_rest_
     landed = rows(tmp_path / "landing/openrouter/models/[0-9a-f]*.parquet", "_raw_sha256, _record_index")
     shas = {r[-3] for r in landed}
     assert shas == {o.sha256 for o in outcomes[:9]}
+
+
+def test_ledger_log_reads_the_same_outcomes_as_the_ledger_files(tmp_path):
+    _, lander = store_with(tmp_path, [snapshot(day) for day in range(1, N + 1)])
+    landed = lander.land_pending(OpenRouterSource())
+    folder = lander.ledger_dir("openrouter")
+    files = sorted((json.loads(p.read_text()) for p in folder.glob("*.json")),
+                   key=lambda d: (d["fetched_at"], d["sha256"]))
+    assert (folder / "_outcomes.jsonl").exists()
+    assert [vars(o) for o in lander.outcomes("openrouter")] == files == [vars(o) for o in landed]
+    # without the log (an older warehouse) the files are read, and the log is written again
+    (folder / "_outcomes.jsonl").unlink()
+    assert [vars(o) for o in lander.outcomes("openrouter")] == files
+    assert len((folder / "_outcomes.jsonl").read_text().splitlines()) == N
+    # a ledger file removed by hand: its payload is pending again, and no longer an outcome
+    (folder / f"{landed[0].sha256}.json").unlink()
+    assert [o.sha256 for o in lander.outcomes("openrouter")] == [o.sha256 for o in landed[1:]]
+    assert [e.sha256 for e in lander.pending("openrouter")] == [landed[0].sha256]
