@@ -91,7 +91,8 @@ def dbt_build(context: dg.AssetExecutionContext, dbt: DbtCliResource):
     os.environ.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
     target = build_dir() / f"{context.run_id}-target"
     progress(f"dbt: building into {path.name}")
-    args = ["build", "--vars", json.dumps(build_vars(context.run_id))]
+    # fail fast: one failure already means nothing is published, so stop building at once
+    args = ["build", "--fail-fast", "--vars", json.dumps(build_vars(context.run_id))]
     if os.environ.get("BENCHWH_DBT_UNIT_TESTS") != "1":
         # unit tests check SQL logic, not data: CI runs them (tests/), nightly builds skip them
         args += ["--exclude-resource-type", "unit_test"]

@@ -1,8 +1,7 @@
 """Write the runs recording: intake wrappers as `benchwh runs add` stores them (written by us).
 
-The runs source is fed by files, not fetched, so `refresh --offline` does not replay this (the
-source is not scheduled); the recording is the sample its contract test parses
-(tests/test_sources_contract.py). Deterministic: a fixed demo key (Ed25519 signatures are
+The runs source is fed by files, not fetched; `refresh --offline` replays this recording like the
+others, and its contract test parses it (tests/test_sources_contract.py). Deterministic: a fixed demo key (Ed25519 signatures are
 deterministic), fixed ids and times. Rerun after changing it:
     .venv/bin/python ingest/snapshots/runs/_make_recording.py
 """
@@ -58,16 +57,18 @@ def llama_bench_output() -> bytes:
 
 
 def main() -> None:
-    # No trusted key goes into the wrappers: the demo key is trusted by nobody, so these runs are
-    # `unverified` and stay out of site tables even if someone replays this recording
-    # (`refresh --offline --source runs`).
+    # The signed run was added to a warehouse that trusted the demo key, so it lands `signed` and
+    # the offline site tables (context recall among them) show it; the llama-bench output stays
+    # `unverified`. Trust is decided when a file is added and travels in the stored wrapper.
+    public_raw = DEMO_KEY.public_key().public_bytes_raw()
+    demo = dsse.TrustedKey(keyid=dsse.keyid_for(public_raw), public_key=public_raw, contributor="benchwh demo")
     files = [
         ("run_signed.json", "rtx4090-llama31-8b.run.json", signed_run(), "2026-11-20T09:45:00Z"),
         ("llama_bench_m3max.json", "m3max-qwen25-7b.json", llama_bench_output(), "2026-11-21T18:10:00Z"),
     ]
     index = []
     for out_name, received_name, body, received_at in files:
-        wrapper, kind = make_intake(body, received_name)
+        wrapper, kind = make_intake(body, received_name, trusted_keys=[demo])
         assert kind != "unknown", out_name
         (HERE / out_name).write_bytes(wrapper)
         index.append({"url": f"file://inbox/{received_name}", "fetched_at": received_at, "status": 200,
