@@ -21,7 +21,7 @@ refresh: $(STAMP)
 
 ## Run the test suite.
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -n 2 --dist loadfile
+	$(BIN)/python -m pytest -q -n 3 --dist loadfile
 
 ## Scale benchmark (SCALE=1 for the full DESIGN §8 scale).
 bench: $(STAMP)

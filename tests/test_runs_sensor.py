@@ -127,21 +127,6 @@ def test_sensor_end_to_end_publishes_exactly_one_new_run(home, key):
     assert _published(home, "select contributor_name from marts.dim_contributor") == [("alice",)]
 
 
-@pytest.mark.slow
-def test_runs_add_publishes_a_signed_ten_repetition_run(home, key, tmp_path, capsys):
-    from orchestration.cli import main
-
-    doc, body = signed_ten(key)
-    (tmp_path / "run.json").write_bytes(body)
-    assert main(["runs", "add", str(tmp_path / "run.json")]) == 0, capsys.readouterr().err
-    median, low, high = _expected_interval()
-    got = _published(home, "select n_samples, gen_tps_median, gen_tps_ci_low, gen_tps_ci_high "
-                           "from marts.fct_speed_summary where test_profile = 'gen-1k'")
-    assert got == [(10, median, low, high)]
-    assert _published(home, "select count(*) from marts.fct_speed_measurements where source_run_id = ?",
-                      [doc["submission_id"]]) == [(10,)]
-
-
 def test_cursor_keeps_a_file_that_could_not_be_moved_from_being_processed_twice(home, key, monkeypatch):
     import orchestration.sensors as sensors
 
