@@ -94,6 +94,8 @@ def test_without_usage_tokens_are_counted_from_the_stream(tmp_path, key):
                            log=lambda line: None)
     assert [s.token_counts for s in result.samples] == ["stream", "stream"]
     assert [s.gen_tokens for s in result.samples] == [25, 25]
+    # the signed file marks the counts as counted from the stream
+    assert [s["token_counts"] for s in result.payload["samples"]] == ["stream", "stream"]
 
 
 def test_optional_fields_a_strict_server_refuses_are_dropped(tmp_path, key):

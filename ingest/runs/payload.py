@@ -183,7 +183,8 @@ MACHINE = {"gpu", "gpu_count", "gpu_memory_gb", "cpu", "ram_gb", "os", "country"
 ENGINE = {"name", "version", "backend"}
 MODEL = {"name", "repo", "file", "quant", "file_size_bytes", "sha256"}
 PROTOCOL = {"name", "prompt_tokens", "gen_tokens", "sampling", "repetitions"}
-SAMPLE = {"prompt_tokens", "gen_tokens", "ttft_ms", "prompt_tps", "gen_tps", "turn_time_ms"}
+# token_counts: "usage" when the server reported the counts, "stream" when the client counted them
+SAMPLE = {"prompt_tokens", "gen_tokens", "ttft_ms", "prompt_tps", "gen_tps", "turn_time_ms", "token_counts"}
 POWER = {"method", "avg_watts", "energy_j"}
 MEMORY = {"peak_bytes"}
 RECALL = {"context_tokens", "recalled"}
@@ -278,6 +279,11 @@ def validate_payload(data: bytes | str | dict, received_at: datetime | None = No
             "gen_tps": _num(s, "gen_tps", path, hi=MAX_GEN_TPS, lo_open=True),
             "turn_time_ms": _num(s, "turn_time_ms", path, hi=MAX_MS),
         }
+        counts = _str(s, "token_counts", path)
+        if counts is not None:
+            if counts not in ("usage", "stream"):
+                raise _reject(f"{path}.token_counts", f"{counts[:40]!r} is not usage or stream")
+            row["token_counts"] = counts
         if row["gen_tps"] is None and row["prompt_tps"] is None and row["turn_time_ms"] is None:
             raise _reject(path, "has none of gen_tps, prompt_tps, turn_time_ms", "missing_field")
         if (row["turn_time_ms"] is not None and row["ttft_ms"] is not None
