@@ -5,7 +5,8 @@
 In one process tree and one run:
   generate          seeded raw inputs (benchmarks/generate.py) into a fresh BENCHWH_HOME
   land_full         every raw payload through the real ingest code (Lander.land_pending)
-  dbt_full          the real dbt project, `dbt build` with the env and vars the orchestration uses
+  dbt_full          the real dbt project, `dbt build` with the env, vars and flags the orchestration
+                    uses (unit tests skipped unless BENCHWH_DBT_UNIT_TESTS=1, as there)
   floor             benchmarks/floor.sql: fct_speed_summary by one hand-written DuckDB script
   add_incremental   new signed run files through `benchwh runs add` (ingest.runs.add.add_paths)
   dbt_incremental   the same dbt build again, into a new file
@@ -76,9 +77,12 @@ def dbt_phase(name: str, home: Path, work: Path, env: dict) -> dict:
     build_vars = {"build_version": f"{started:%Y%m%dT%H%M%S%fZ}-bench", "build_id": f"bench-{name}",
                   "build_started_at": started.strftime("%Y-%m-%d %H:%M:%S.%f"), "code_revision": "bench"}
     env = {**env, "BENCHWH_BUILD_PATH": str(build), "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
-    cmd = [_bin("dbt"), "build", "--project-dir", str(ROOT / "dbt_project"), "--profiles-dir",
+    cmd = [_bin("dbt"), "build", "--fail-fast", "--project-dir", str(ROOT / "dbt_project"), "--profiles-dir",
            str(ROOT / "dbt_project"), "--target-path", str(target), "--log-path", str(work / "logs"),
            "--vars", json.dumps(build_vars)]
+    if env.get("BENCHWH_DBT_UNIT_TESTS") != "1":
+        # as orchestration/dbt_assets.py: refresh builds skip dbt unit tests (CI runs them)
+        cmd += ["--exclude-resource-type", "unit_test"]
     result = run_phase(name, cmd, env, work / f"{name}.log")
     import duckdb
 
@@ -215,6 +219,7 @@ def main(argv: list[str] | None = None) -> int:
     env = {**os.environ, "BENCHWH_HOME": str(home), "PYTHONPATH": str(ROOT)}
     py = sys.executable
     report: dict = {"scale": args.scale, "seed": args.seed,
+                    "dbt_unit_tests": env.get("BENCHWH_DBT_UNIT_TESTS") == "1",
                     "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
                     "machine": machine(), "work": str(work), "phases": []}
     print(f"benchmark at scale {args.scale:g} in {work}", flush=True)
