@@ -1,0 +1,54 @@
+"""Shared pieces of the fault tests (tests/test_faults_*.py): a loopback OpenRouter + grid, a private
+copy of the offline warehouse, and what "failed cleanly" means."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.loopback import LoopbackServer
+from tests.pipeline_helpers import file_sha256
+from tests.test_refresh_live import Resource, recorded_body
+
+
+SOURCES = ("--source", "openrouter", "--source", "grid")
+
+
+@pytest.fixture(scope="module")
+def site():
+    """A loopback OpenRouter + grid whose /models answer the test can change."""
+    state = {"models": Resource(recorded_body("openrouter"), '"m1"', "application/json")}
+    with LoopbackServer() as srv:
+        srv.route("/api/v1/models", lambda req: state["models"](req))
+        srv.route("/data/grid.csv", Resource(recorded_body("grid"), '"g1"', "text/csv"))
+        env = {"BENCHWH_OPENROUTER_URL": srv.url + "/api/v1", "BENCHWH_GRID_URL": srv.url + "/data/grid.csv"}
+        yield srv, state, env
+
+
+@pytest.fixture(scope="module")
+def published(offline_warehouse, tmp_path_factory):
+    """A private copy of the offline warehouse; the faults below share it, in order."""
+    import shutil
+
+    home = tmp_path_factory.mktemp("faults") / "warehouse"
+    shutil.copytree(offline_warehouse, home, ignore=shutil.ignore_patterns("dagster", "*.lock"))
+    return home
+
+
+def assert_failed_cleanly(home, proc, sha_before, expect: str):
+    assert proc.returncode != 0
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("benchwh: refresh failed:"), proc.stderr[-2000:]
+    assert expect in last, last
+    assert "Traceback" not in proc.stderr
+    assert file_sha256(home / "benchmarks.duckdb") == sha_before
+    assert not (home / "benchmarks.duckdb.wal").exists()
+    assert not list((home / "build").glob("*.duckdb")), "the abandoned build was left behind"
+
+
+def models_payload(mutate) -> bytes:
+    doc = json.loads(recorded_body("openrouter"))
+    mutate(doc)
+    return json.dumps(doc).encode()
+
+

@@ -1,0 +1,38 @@
+"""A dbt model error and a dbt test failure never damage the last good warehouse."""
+from __future__ import annotations
+
+import duckdb
+import pytest
+
+from tests.faults import assert_failed_cleanly, published, site  # noqa: F401 (fixtures)
+from tests.pipeline_helpers import file_sha256, run_benchwh
+
+pytestmark = pytest.mark.slow
+
+
+def test_dbt_model_error(published, site):
+    home = published
+    before = file_sha256(home / "benchmarks.duckdb")
+    broken = home / "landing" / "grid" / "intensity" / "zz-broken.parquet"
+    broken.write_bytes(b"this is not parquet")
+    try:
+        proc = run_benchwh(home, "refresh", "--no-fetch")
+    finally:
+        broken.unlink()
+    assert_failed_cleanly(home, proc, before, "dbt")
+
+
+def test_dbt_test_failure(published, site):
+    home = published
+    before = file_sha256(home / "benchmarks.duckdb")
+    folder = home / "landing" / "grid" / "intensity"
+    latest = max((p for p in folder.glob("*.parquet") if not p.name.startswith("_")), key=lambda p: p.stat().st_mtime)
+    bad = folder / "zz-implausible.parquet"
+    duckdb.sql(f"""
+        COPY (SELECT * REPLACE ('Testland' AS area, 5000.0 AS gco2_per_kwh) FROM read_parquet('{latest}') LIMIT 1)
+        TO '{bad}' (FORMAT parquet)""")
+    try:
+        proc = run_benchwh(home, "refresh", "--no-fetch")
+    finally:
+        bad.unlink()
+    assert_failed_cleanly(home, proc, before, "assert_grid_intensity_is_physical")
