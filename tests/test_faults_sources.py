@@ -7,6 +7,7 @@ import pytest
 from tests.faults import SOURCES, assert_failed_cleanly, models_payload, published, site  # noqa: F401 (fixtures)
 from tests.loopback import LoopbackServer, Reply
 from tests.pipeline_helpers import file_sha256, run_benchwh
+from tests.test_refresh_live import Resource, recorded_body
 
 pytestmark = pytest.mark.slow
 
