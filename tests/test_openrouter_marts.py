@@ -7,13 +7,9 @@ the 11-09 body omits zero-valued price keys without changing any price.
 """
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from datetime import datetime
 from pathlib import Path
 
-import duckdb
 import pytest
 
 from ingest.landing import Lander
@@ -21,33 +17,10 @@ from ingest.raw_store import RawStore
 from ingest.replay import replay_into_store
 from ingest.sources.grid import GridSource
 from ingest.sources.openrouter import OpenRouterSource
+from tests.dbt_helpers import dbt_build, query
 
-PROJECT = Path(__file__).resolve().parent.parent
-DBT = str(Path(sys.executable).parent / "dbt")
 SELECT = ["+fct_api_prices", "+fct_grid_intensity"]
 SOURCES = (OpenRouterSource(), GridSource())
-
-
-def dbt_build(home: Path, work: Path) -> Path:
-    """Build the marts (models, data tests, unit tests) into a new DuckDB file under work/."""
-    build = work / "build.duckdb"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("BENCHWH_")}
-    env.update(BENCHWH_HOME=str(home), BENCHWH_BUILD_PATH=str(build), DBT_SEND_ANONYMOUS_USAGE_STATS="false")
-    cmd = [DBT, "build", "--project-dir", str(PROJECT / "dbt_project"),
-           "--profiles-dir", str(PROJECT / "dbt_project"),
-           "--target-path", str(work / "target"), "--log-path", str(work / "logs"),
-           "--select", *SELECT]
-    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stdout[-4000:]
-    return build
-
-
-def query(db: Path, sql: str) -> list[tuple]:
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +32,7 @@ def offline_build(tmp_path_factory):
     for src in SOURCES:
         replay_into_store(src.name, store, src.parser_version)
         lander.land_pending(src)
-    return home, dbt_build(home, work)
+    return home, dbt_build(home, work, SELECT, timeout=600)
 
 
 def ranges(db: Path, openrouter_id: str) -> list[tuple]:
@@ -131,6 +104,6 @@ def test_empty_manifests_and_landing_build_empty_marts(tmp_path):
     for src in SOURCES:
         lander.ensure_layout(src)
     assert (home / "raw" / "openrouter" / "manifest.jsonl").read_bytes() == b""
-    db = dbt_build(home, tmp_path)
+    db = dbt_build(home, tmp_path, SELECT, timeout=600)
     assert query(db, "select count(*) from marts.fct_api_prices") == [(0,)]
     assert query(db, "select count(*) from marts.fct_grid_intensity") == [(0,)]

@@ -9,14 +9,10 @@ resolution SQL that runs is exactly the one that publishes.
 from __future__ import annotations
 
 import csv
-import os
 import re
-import subprocess
-import sys
 from datetime import datetime
 from pathlib import Path
 
-import duckdb
 import pandas as pd
 import pytest
 
@@ -25,9 +21,8 @@ from ingest.raw_store import RawStore
 from ingest.source import load_sources
 from ingest.sources import localscore  # module import: pytest would collect test_rows / TestModel
 from tests.conftest import SHARED_DATA
+from tests.dbt_helpers import dbt_build, query
 
-PROJECT = Path(__file__).resolve().parent.parent
-DBT = str(Path(sys.executable).parent / "dbt")
 TSV = SHARED_DATA / "localscore" / "localscore_results_d893a.tsv"
 SPEED_SELECT = ["+fct_speed_measurements", "+dim_hardware", "+dim_model", "+dim_model_build",
                 "+fct_speed_summary", "+unresolved_names"]
@@ -48,28 +43,6 @@ def land_localscore(home: Path, runs: list[dict], tests: list[dict], name: str =
             if column not in frame.columns:
                 frame[column] = None
         write_parquet(frame[list(types)], lander.entity_dir("localscore", entity) / f"{name}.parquet", types)
-
-
-def dbt_build(home: Path, work: Path, select: list[str]) -> Path:
-    """Build the selected models (with their data and unit tests) into a new DuckDB file."""
-    build = work / "build.duckdb"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("BENCHWH_")}
-    env.update(BENCHWH_HOME=str(home), BENCHWH_BUILD_PATH=str(build), DBT_SEND_ANONYMOUS_USAGE_STATS="false")
-    cmd = [DBT, "build", "--project-dir", str(PROJECT / "dbt_project"),
-           "--profiles-dir", str(PROJECT / "dbt_project"),
-           "--target-path", str(work / "target"), "--log-path", str(work / "logs"),
-           "--indirect-selection", "cautious", "--select", *select]
-    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
-    assert done.returncode == 0, done.stdout[-4000:]
-    return build
-
-
-def query(db: Path, sql: str) -> list[tuple]:
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
 
 
 # ---- the real runs -------------------------------------------------------------------------
@@ -116,7 +89,7 @@ def real_build(tmp_path_factory):
     work = tmp_path_factory.mktemp("resolution")
     home = work / "warehouse"
     land_localscore(home, runs, tests, name="localscore-tsv")
-    return rows, not_landed, dbt_build(home, work, SPEED_SELECT)
+    return rows, not_landed, dbt_build(home, work, SPEED_SELECT, "--indirect-selection", "cautious")
 
 
 def run_resolution(db: Path) -> dict[str, tuple]:
