@@ -213,6 +213,8 @@ class Lander:
         """
         self.ensure_layout(source)
         pending = self.pending(source.name)
+        if pending and self._drop_unfinished_batches(source, {e.sha256 for e in pending}):
+            pending = self.pending(source.name)
         per_batch = 1 if len(pending) <= SMALL_LANDING else BATCH_PAYLOADS
         state = _LandingState(last_total=self._last_landed_total(source))
         outcomes: list[PayloadOutcome] = []
@@ -232,6 +234,33 @@ class Lander:
                     self.log(f"  {source.name}: landed {i}/{len(pending)} payloads")
         source.validate_payloads(outcomes)
         return outcomes
+
+    def _drop_unfinished_batches(self, source: Source, pending: set[str]) -> bool:
+        """Undo a batch a crash left between its Parquet files and its ledger entries.
+
+        Ledger entries of a batch are written last payload first, so a batch whose first payload
+        is still pending is unfinished: its files go, and so do the ledger entries of every payload
+        in them, which then land again. (A single payload's file is named by its hash and simply
+        rewritten.) Without this, rows of such a batch would land twice.
+        """
+        dropped = False
+        for ent in source.entities:
+            folder = self.entity_dir(source.name, ent.name)
+            for path in folder.glob("*-*.parquet"):
+                if path.stem.split("-", 1)[0] not in pending:
+                    continue
+                con = duckdb.connect()
+                try:
+                    shas = [r[0] for r in con.execute(
+                        "SELECT DISTINCT _raw_sha256 FROM read_parquet(?)", [str(path)]).fetchall()]
+                finally:
+                    con.close()
+                for sha in shas:
+                    (self.ledger_dir(source.name) / f"{sha}.json").unlink(missing_ok=True)
+                path.unlink()
+                self.log(f"  {source.name}: removed {path.name}, a batch a crash left unfinished")
+                dropped = True
+        return dropped
 
     def land_payload(self, source: Source, entry: RawEntry) -> PayloadOutcome:
         """Land one payload (whatever its status; a failed payload does not raise here)."""
@@ -334,7 +363,8 @@ class Lander:
             df["_record_index"] = vrec[keep].astype("int64")
             write_parquet(df, self.entity_dir(source.name, ent.name) / f"{name}.parquet",
                           model_column_types(ent.model))
-        for pos in range(committed):
+        # last payload first: while the first one is unrecorded, the batch counts as unfinished
+        for pos in reversed(range(committed)):
             self._write_quarantine(source.name, items[pos].entry, quarantine[pos])
             self._record(source.name, outcomes[pos])
         self._append_log(self.ledger_dir(source.name), [asdict(o) for o in outcomes[:committed]])

@@ -106,3 +106,30 @@ def test_ledger_log_reads_the_same_outcomes_as_the_ledger_files(tmp_path):
     (folder / f"{landed[0].sha256}.json").unlink()
     assert [o.sha256 for o in lander.outcomes("openrouter")] == [o.sha256 for o in landed[1:]]
     assert [e.sha256 for e in lander.pending("openrouter")] == [landed[0].sha256]
+
+
+def test_a_batch_a_crash_left_unfinished_lands_once(tmp_path):
+    """Crash after a batch's Parquet file and some of its ledger entries: nothing lands twice."""
+    store, lander = store_with(tmp_path, [snapshot(day) for day in range(1, N + 1)])
+    source = OpenRouterSource()
+    lander.land_pending(source)
+    ledger = lander.ledger_dir("openrouter")
+    first = next(store.payloads("openrouter")).sha256
+    batch_files = list(lander.entity_dir("openrouter", "models").glob(f"{first}-*.parquet"))
+    assert len(batch_files) == 1
+    # the crash: entries are written last payload first, so the first two are still missing
+    second = list(store.payloads("openrouter"))[1].sha256
+    for sha in (first, second):
+        (ledger / f"{sha}.json").unlink()
+    # new payloads arrive before the next landing, so the next batch differs from the crashed one
+    store.put("openrouter", snapshot(N + 1), url=URL, fetched_at="2026-12-01T06:00:00Z")
+    lander.land_pending(source)
+    glob = str(lander.entity_dir("openrouter", "models") / "*.parquet")
+    dupes = duckdb.sql(f"""SELECT count(*) FROM (SELECT _raw_sha256, _record_index, count(*) AS n
+                           FROM read_parquet('{glob}') GROUP BY ALL HAVING n > 1)""").fetchall()[0][0]
+    assert dupes == 0
+    landed = {r[0] for r in duckdb.sql(f"SELECT DISTINCT _raw_sha256 FROM read_parquet('{glob}')").fetchall()}
+    assert {e.sha256 for e in store.payloads("openrouter")} <= landed | {
+        o.sha256 for o in lander.outcomes("openrouter") if o.status != "landed"}
+    assert not batch_files[0].exists()  # the unfinished batch was replaced
+    assert len(list(ledger.glob("*.json"))) == N + 1  # every payload has its verdict once more
