@@ -9,7 +9,8 @@ from __future__ import annotations
 import pytest
 
 from ingest.sources import localscore  # module import: pytest would collect test_rows / TestModel
-from tests.test_resolution import SPEED_SELECT, dbt_build, land_localscore, query
+from tests.dbt_helpers import dbt_build, query
+from tests.test_resolution import SPEED_SELECT, land_localscore
 
 TESTS = [("pp1024+tg16", 1024, 16), ("pp4096+tg256", 4096, 256)]
 
@@ -48,7 +49,7 @@ def build(tmp_path_factory):
         runs_b.append(run(rid, f"2025-03-{20 + i:02d} 12:00:00", "nvidia geforce rtx 4090", 24.0, *llama))
         tests_b += samples_of(rid, [201.0 + i, 240.0])
     land_localscore(home, runs_b, tests_b, name="payload-b", fetched_at="2026-01-02 00:00:00")
-    return dbt_build(home, work, SPEED_SELECT)
+    return dbt_build(home, work, SPEED_SELECT, "--indirect-selection", "cautious")
 
 
 def test_a_run_landed_twice_counts_once_and_resubmissions_are_flagged(build):
