@@ -98,6 +98,50 @@ def test_without_usage_tokens_are_counted_from_the_stream(tmp_path, key):
     assert [s["token_counts"] for s in result.payload["samples"]] == ["stream", "stream"]
 
 
+def test_tokens_timed_by_read_span_not_over_a_near_zero_interval():
+    from ingest.bench.client import StreamResult
+    from ingest.bench.measure import MIN_DECODE_S, to_sample
+
+    def result(arrivals, usage=None):
+        return StreamResult(text="", sent_at=0.0, first_token_at=arrivals[0], last_token_at=arrivals[-1],
+                            stream_tokens=len(arrivals), token_arrivals=list(arrivals), usage=usage)
+
+    # one token a millisecond after a 10 ms first token: 24 timed tokens over 24 ms
+    steady = to_sample(result([0.010 + i * 0.001 for i in range(25)]), prompt_words=10)
+    assert (steady.gen_tps, steady.timed_over) == (pytest.approx(1000.0), "span")
+    # two chunks in the first read: only the 23 later ones are timed
+    first_read_pair = to_sample(result([0.010, 0.010] + [0.010 + i * 0.001 for i in range(1, 24)]), 10)
+    assert first_read_pair.gen_tps == pytest.approx(1000.0)
+    # usage counts of 50 over 25 chunks: two tokens a chunk
+    batched = to_sample(result([0.010 + i * 0.001 for i in range(25)],
+                               usage={"prompt_tokens": 10, "completion_tokens": 50}), 10)
+    assert batched.gen_tps == pytest.approx(2000.0)
+    # the whole answer in one burst 40 us long (a busy server catching up): over the turn instead
+    burst = to_sample(result([0.040 + i * 0.000_001_6 for i in range(25)]), 10)
+    assert burst.timed_over == "turn"
+    assert burst.gen_tps == pytest.approx(25 / 0.0400384)
+    assert to_sample(result([0.040] * 25), 10).gen_tps == pytest.approx(25 / 0.040)
+    # a span just under the floor is a burst too
+    assert to_sample(result([0.040, 0.040 + MIN_DECODE_S * 0.99]), 10).timed_over == "turn"
+
+
+def test_an_answer_sent_in_one_burst_gives_a_valid_run_file(tmp_path, key):
+    from ingest.bench.measure import MIN_DECODE_S
+    from ingest.bench.runner import BenchOptions, run_bench
+    # every token written at once, 20 ms after the request: nothing between tokens to time
+    for usage in (False, True):
+        cfg = OpenAIServerConfig(first_token_s=0.02, per_token_s=0.0, usage=usage, n_tokens=60)
+        with OpenAIServer(cfg) as srv:
+            result = run_bench(BenchOptions(endpoint=srv.url, model="test-model", key=key,
+                                            out=tmp_path / f"r{usage}.json", warmup=0, repetitions=3,
+                                            gen_tokens=60), log=lambda line: None)
+        validate_payload(dsse.verify_envelope((tmp_path / f"r{usage}.json").read_bytes(),
+                                              trusted(key)).payload_bytes)
+        for s in result.samples:
+            assert s.gen_tokens == 60
+            assert s.gen_tps <= 60 / MIN_DECODE_S  # never a count over a near-zero interval
+
+
 def test_optional_fields_a_strict_server_refuses_are_dropped(tmp_path, key):
     from ingest.bench.runner import BenchOptions, run_bench
     cfg = OpenAIServerConfig(first_token_s=0.01, per_token_s=0.001, refuse_fields=("stream_options", "ignore_eos"))

@@ -2,7 +2,8 @@
 
 Times are taken on the client, as a user of the server sees them: `sent_at` just before the
 request is written, `first_token_at` when the first chunk carrying generated text arrives,
-`last_token_at` when the last such chunk arrives. Server-reported timings are not used, so
+`last_token_at` when the last such chunk arrives, and `token_arrivals` the arrival time of every
+such chunk (chunks that came in one read share a time). Server-reported timings are not used, so
 llama-server, Ollama, vLLM and LM Studio are measured the same way.
 """
 from __future__ import annotations
@@ -63,6 +64,7 @@ class StreamResult:
     first_token_at: float | None
     last_token_at: float | None
     stream_tokens: int  # chunks carrying generated text: a token count when usage is absent
+    token_arrivals: list[float] = field(default_factory=list)
     usage: dict | None = None
     finish_reason: str | None = None
     system_fingerprint: str | None = None
@@ -332,6 +334,7 @@ class ChatClient:
                         result.first_token_at = at
                     result.last_token_at = at
                     result.stream_tokens += 1
+                    result.token_arrivals.append(at)
                     parts.append(delta.get("content") or "")
                 if choice.get("finish_reason"):
                     result.finish_reason = choice["finish_reason"]

@@ -97,6 +97,8 @@ def _load_key(path: Path):
 
 def _fmt(sample: Sample) -> str:
     counted = "" if sample.token_counts == "usage" else " (counted from the stream)"
+    if sample.timed_over == "turn":
+        counted += " (tokens arrived in one burst: tok/s over the whole turn)"
     return (f"ttft {sample.ttft_ms:8.1f} ms  gen {sample.gen_tps:8.2f} tok/s  turn {sample.turn_time_ms:8.1f} ms"
             f"  tokens {sample.prompt_tokens}+{sample.gen_tokens}{counted}")
 
