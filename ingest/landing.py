@@ -121,6 +121,15 @@ def record_json(row: pd.Series) -> str:
     return json.dumps({str(k): _json_value(v) for k, v in row.items()}, sort_keys=True)
 
 
+def _parquet_columns(path: Path) -> list[str]:
+    con = duckdb.connect()
+    try:
+        return [r[0] for r in con.execute("select name from parquet_schema(?) where num_children is null",
+                                          [str(path)]).fetchall()]
+    finally:
+        con.close()
+
+
 class Lander:
     def __init__(self, landing_root: Path, store: RawStore, log: Callable[[str], None] = print):
         self.root = Path(landing_root)
@@ -143,7 +152,8 @@ class Lander:
         for ent in source.entities:
             types = model_column_types(ent.model)
             path = self.entity_dir(source.name, ent.name) / "_schema.parquet"
-            if not path.exists():
+            # rewritten when the model gained a column, so dbt reads older files' rows as null there
+            if not path.exists() or _parquet_columns(path) != list(types):
                 write_parquet(pd.DataFrame({c: pd.Series(dtype="object") for c in types}), path, types)
         qpath = self.root / "_quarantine" / "_schema.parquet"
         if not qpath.exists():

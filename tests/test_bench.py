@@ -293,6 +293,8 @@ def test_recall_walk_records_recalled_up_to_16k_and_not_beyond(tmp_path, key, ca
         {"context_tokens": 16384, "recalled": True},
         {"context_tokens": 32768, "recalled": False},
     ]
+    # the walk ended because the model lost the needle at 32K, not because the server stopped it
+    assert payload["context_recall_stopped"] == {"reason": "forgot", "at_tokens": 32768}
     printed = capsys.readouterr().out
     assert "64K: not tried, the server's context is 40000 tokens" in printed
     assert "largest recalled 16384" in printed
@@ -307,6 +309,7 @@ def test_recall_walk_stops_where_the_server_refuses_and_says_why(tmp_path, key, 
     payload = validate_payload(dsse.verify_envelope(out.read_bytes(), trusted(key)).payload_bytes)
     assert payload["context_recall"] == [{"context_tokens": 4096, "recalled": True},
                                          {"context_tokens": 8192, "recalled": True}]
+    assert payload["context_recall_stopped"] == {"reason": "could_not_hold", "at_tokens": 16384}
     printed = capsys.readouterr().out
     assert "16K: the server could not hold it" in printed and "exceeds the available context size" in printed
     assert "stopped at 16384" in printed

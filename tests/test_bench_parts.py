@@ -124,3 +124,15 @@ def test_recall_prompt_holds_one_needle_at_the_planned_size():
     content = messages[0]["content"]
     assert content.count(code) == 1 and 0.0 <= depth <= 1.0
     assert 0.9 * 8192 <= text.word_count(content) <= 8192
+
+
+def test_recall_walk_says_why_it_stopped():
+    ok, lost = recall.RecallResult(4096, True), recall.RecallResult(8192, False)
+    assert recall.RecallWalk([ok, lost], None, None).stopped() == {"reason": "forgot", "at_tokens": 8192}
+    assert recall.RecallWalk([ok], 8192, "refused", server_failed=True).stopped() == {
+        "reason": "could_not_hold", "at_tokens": 8192}
+    assert recall.RecallWalk([ok], 8192, "the server's context is 5000 tokens").stopped() == {
+        "reason": "could_not_hold", "at_tokens": 8192}
+    assert recall.RecallWalk([ok, recall.RecallResult(8192, True)], None, None).stopped() == {
+        "reason": "reached_trained_context", "at_tokens": 8192}
+    assert recall.RecallWalk([], None, None).stopped() is None

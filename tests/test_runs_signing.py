@@ -134,3 +134,16 @@ def test_cli_keys_and_sign(home, tmp_path, capsys):
     err = capsys.readouterr().err
     assert "unknown schema" in err and len(err.strip().splitlines()) == 1
     assert main(["runs", "sign", str(payload), "--key", str(tmp_path / "missing.pem")]) == 2
+
+
+def test_context_recall_stopped_is_optional_and_checked():
+    old = validate_payload(payload_bytes(good_payload()))
+    assert old["context_recall_stopped"] is None  # files without it stay valid (read as `unknown`)
+    said = validate_payload(payload_bytes(good_payload(
+        context_recall=[{"context_tokens": 4096, "recalled": False}],
+        context_recall_stopped={"reason": "forgot", "at_tokens": 4096})))
+    assert said["context_recall_stopped"] == {"reason": "forgot", "at_tokens": 4096}
+    with pytest.raises(RunRejected, match="context_recall_stopped.reason"):
+        validate_payload(payload_bytes(good_payload(context_recall_stopped={"reason": "bored"})))
+    with pytest.raises(RunRejected, match="context_recall_stopped"):
+        validate_payload(payload_bytes(good_payload(context_recall_stopped={"reason": "forgot", "why": 1})))

@@ -40,11 +40,28 @@ class RecallWalk:
     results: list[RecallResult]
     stopped_at: int | None  # the size the server could not hold
     stop_reason: str | None
+    server_failed: bool = False  # the server refused or dropped the request (else: its stated limit)
 
     @property
     def largest_recalled(self) -> int | None:
         held = [r.context_tokens for r in self.results if r.recalled]
         return max(held) if held else None
+
+    def stopped(self) -> dict | None:
+        """Why the walk ended, as the run file's context_recall_stopped (DESIGN §6).
+
+        could_not_hold: the server failed the request, or its context is smaller than the next
+        size; forgot: the last size tried came back without the needle; reached_trained_context:
+        every size of the walk was asked and the last one recalled.
+        """
+        last = self.results[-1] if self.results else None
+        if self.stopped_at is not None and (self.server_failed or last is None or last.recalled):
+            return {"reason": "could_not_hold", "at_tokens": self.stopped_at}
+        if last is None:
+            return None
+        if not last.recalled:
+            return {"reason": "forgot", "at_tokens": last.context_tokens}
+        return {"reason": "reached_trained_context", "at_tokens": last.context_tokens}
 
 
 def needle(rng: random.Random) -> tuple[str, str, str]:
@@ -110,7 +127,7 @@ def walk(client: ChatClient, tokens_per_word: float, seed: int, limit: int | Non
         except BenchError as exc:  # refused, timed out, dropped: all mean it cannot hold this size
             reason = str(exc)
             log(f"  recall {size // 1024}K: the server could not hold it: {reason}")
-            return RecallWalk(results, size, reason)
+            return RecallWalk(results, size, reason, server_failed=True)
         prompt_tokens = (res.usage or {}).get("prompt_tokens")
         if isinstance(prompt_tokens, int) and prompt_tokens > 0:
             ratio = prompt_tokens / words  # the server's own count plans the next size

@@ -203,9 +203,10 @@ def run_bench(opts: BenchOptions, log: Callable[[str], None] = print) -> BenchRe
     keep_marker = _payload_accepts("SAMPLE", "token_counts")
     sample_rows = [{k: v for k, v in s.as_payload().items() if k != "token_counts" or keep_marker}
                    for s in samples]
-    recall_rows = None
+    recall_rows = recall_stopped = None
     if walk is not None:
         recall_rows = [{"context_tokens": r.context_tokens, "recalled": r.recalled} for r in walk.results]
+        recall_stopped = walk.stopped()
     try:
         payload = build_payload(
             submission_id=submission_id, machine=machine, engine=engine, model=model,
@@ -214,7 +215,7 @@ def run_bench(opts: BenchOptions, log: Callable[[str], None] = print) -> BenchRe
                       "repetitions": len(samples)},
             samples=sample_rows, power=power.as_payload() if power else None,
             memory={"peak_bytes": peak_memory} if peak_memory else None,
-            context_recall=recall_rows)
+            context_recall=recall_rows, context_recall_stopped=recall_stopped)
     except RunRejected as exc:
         raise BenchError(f"the measured run does not validate, no file written: {exc}") from None
     envelope = dsse.sign_payload(payload_bytes(payload), private_key)

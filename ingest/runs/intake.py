@@ -211,6 +211,9 @@ def _runfile(body: bytes, doc: dict, received_at: datetime) -> ParsedRun:
         trust=verified.trust, keyid=verified.keyid, contributor=verified.contributor,
         context_recall=p["context_recall"], capabilities=p["capabilities"],
     )
+    if p["context_recall_stopped"]:
+        run.recall_stop_reason = p["context_recall_stopped"]["reason"]
+        run.recall_stop_at_tokens = p["context_recall_stopped"]["at_tokens"]
     if p["power"]:
         run.power_method = p["power"]["method"]
         run.power_avg_watts = p["power"]["avg_watts"]

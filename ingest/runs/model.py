@@ -78,6 +78,8 @@ class ParsedRun:
     contributor: str | None = None
     samples: list[Sample] = field(default_factory=list)
     context_recall: list[dict] = field(default_factory=list)
+    recall_stop_reason: str | None = None  # forgot | could_not_hold | reached_trained_context
+    recall_stop_at_tokens: int | None = None
     capabilities: list[dict] = field(default_factory=list)
 
 

@@ -178,7 +178,7 @@ def check_not_future(ts: datetime, received_at: datetime | None, field: str) -> 
 
 # ---- the payload -------------------------------------------------------------------------
 TOP = {"schema", "submission_id", "created_at", "machine", "engine", "model", "protocol", "samples",
-       "power", "memory", "context_recall", "capabilities"}
+       "power", "memory", "context_recall", "context_recall_stopped", "capabilities"}
 MACHINE = {"gpu", "gpu_count", "gpu_memory_gb", "cpu", "ram_gb", "os", "country"}
 ENGINE = {"name", "version", "backend"}
 MODEL = {"name", "repo", "file", "quant", "file_size_bytes", "sha256"}
@@ -188,6 +188,9 @@ SAMPLE = {"prompt_tokens", "gen_tokens", "ttft_ms", "prompt_tps", "gen_tps", "tu
 POWER = {"method", "avg_watts", "energy_j"}
 MEMORY = {"peak_bytes"}
 RECALL = {"context_tokens", "recalled"}
+RECALL_STOPPED = {"reason", "at_tokens"}
+# why a recall walk ended (DESIGN §6); files without the field read as `unknown` in the marts
+RECALL_STOP_REASONS = ("forgot", "could_not_hold", "reached_trained_context")
 CAPABILITY = {"name", "passed"}
 
 
@@ -322,6 +325,17 @@ def validate_payload(data: bytes | str | dict, received_at: datetime | None = No
     if len({r["context_tokens"] for r in recall}) != len(recall):
         raise _reject("context_recall", "the same context_tokens appears twice", "inconsistent")
 
+    recall_stopped = None
+    st = _obj(doc, "context_recall_stopped", RECALL_STOPPED, required=False)
+    if st is not None:
+        reason = _str(st, "reason", "context_recall_stopped", required=True)
+        if reason not in RECALL_STOP_REASONS:
+            raise _reject("context_recall_stopped.reason",
+                          f"{reason[:40]!r} is not one of {', '.join(RECALL_STOP_REASONS)}")
+        recall_stopped = {"reason": reason,
+                          "at_tokens": _num(st, "at_tokens", "context_recall_stopped", lo=1, hi=MAX_TOKENS,
+                                            integer=True)}
+
     caps = []
     for i, c in enumerate(_list(doc, "capabilities", False, MAX_LIST)):
         path = f"capabilities[{i}]"
@@ -335,7 +349,7 @@ def validate_payload(data: bytes | str | dict, received_at: datetime | None = No
         "created_at": created.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
         "machine": machine, "engine": engine, "model": model, "protocol": protocol,
         "samples": samples, "power": power, "memory": memory,
-        "context_recall": recall, "capabilities": caps,
+        "context_recall": recall, "context_recall_stopped": recall_stopped, "capabilities": caps,
     }
 
 
@@ -350,7 +364,8 @@ def _drop_none(obj):
 def build_payload(*, machine: dict, engine: dict, model: dict, protocol: dict, samples: list[dict],
                   power: dict | None = None, memory: dict | None = None,
                   context_recall: list[dict] | None = None, capabilities: list[dict] | None = None,
-                  submission_id: str | None = None, created_at: datetime | str | None = None) -> dict:
+                  context_recall_stopped: dict | None = None, submission_id: str | None = None,
+                  created_at: datetime | str | None = None) -> dict:
     """A valid benchwh.run/1 payload dict (None values dropped); raises RunRejected if invalid.
 
     `created_at` defaults to now (UTC), `submission_id` to a new UUID4, and
@@ -368,7 +383,8 @@ def build_payload(*, machine: dict, engine: dict, model: dict, protocol: dict, s
         "schema": SCHEMA, "submission_id": submission_id or str(uuid.uuid4()), "created_at": created_at,
         "machine": machine, "engine": engine, "model": model, "protocol": protocol,
         "samples": samples, "power": power, "memory": memory,
-        "context_recall": context_recall or None, "capabilities": capabilities or None,
+        "context_recall": context_recall or None, "context_recall_stopped": context_recall_stopped,
+        "capabilities": capabilities or None,
     })
     validate_payload(doc)
     return doc

@@ -72,6 +72,11 @@ class Runs(pa.DataFrameModel):
     power_avg_watts: Series[float] = pa.Field(nullable=True, ge=0, le=MAX_WATTS, description="Average power during the run, W.")
     power_energy_j: Series[float] = pa.Field(nullable=True, ge=0, le=MAX_ENERGY_J, description="Energy of the run, J.")
     memory_peak_bytes: Series[pd.Int64Dtype] = pa.Field(nullable=True, ge=0, le=MAX_BYTES, description="Peak memory measured, bytes.")
+    recall_stop_reason: Series[str] = pa.Field(
+        nullable=True, isin=["forgot", "could_not_hold", "reached_trained_context"],
+        description="Why the run's recall walk ended (context_recall_stopped.reason); null when the file does not say.")
+    recall_stop_at_tokens: Series[pd.Int64Dtype] = pa.Field(nullable=True, ge=1, le=MAX_TOKENS,
+                                                             description="Context size the walk stopped at, tokens.")
     n_samples: Series[int] = pa.Field(ge=1, description="Samples landed for this run.")
 
     class Config:
@@ -178,6 +183,7 @@ def runs_to_frames(doc: dict, runs: list) -> dict[str, pd.DataFrame]:
             "protocol_sampling": run.protocol_sampling, "protocol_repetitions": run.protocol_repetitions,
             "power_method": run.power_method, "power_avg_watts": run.power_avg_watts,
             "power_energy_j": run.power_energy_j, "memory_peak_bytes": run.memory_peak_bytes,
+            "recall_stop_reason": run.recall_stop_reason, "recall_stop_at_tokens": run.recall_stop_at_tokens,
             "n_samples": len(run.samples),
         })
         for s in run.samples:
