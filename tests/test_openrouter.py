@@ -110,22 +110,25 @@ def test_bad_prices_are_quarantined_and_unknown_fields_tolerated(tmp_path):
     sha = outcome.sha256
     assert outcome.status == "landed"
     assert outcome.parsed == {"models": 7}
-    assert outcome.landed == {"models": 2}
-    assert outcome.quarantined == {"models": 5}
-    assert sorted(r["openrouter_id"] for r in landed_rows(lander, sha)) == ["vendor/fine-a", "vendor/fine-b"]
+    assert outcome.landed == {"models": 3}
+    assert outcome.quarantined == {"models": 4}
+    landed = {r["openrouter_id"]: r for r in landed_rows(lander, sha)}
+    assert sorted(landed) == ["openrouter/auto", "vendor/fine-a", "vendor/fine-b"]
+    # "-1" is OpenRouter's "price set by the router": a known no-fixed-price row, not a failure
+    auto = landed["openrouter/auto"]
+    assert not auto["has_fixed_price"] and auto["completion_usd_per_mtok"] is None
+    assert '"-1"' in auto["pricing_json"]
+    assert landed["vendor/fine-a"]["has_fixed_price"]
 
     q = quarantine_rows(lander, sha)
     by_id = {}
     for r in q:
         by_id.setdefault(json.loads(r["record"])["openrouter_id"], []).append(r)
-    assert set(by_id) == {"openrouter/auto", "vendor/negative", "vendor/text", "vendor/nan", "vendor/absurd"}
-    # (a record is quarantined once with the failures found; checks of a column that also had an
-    # uncoercible value elsewhere run only on the rerun, after this record was already set aside)
-    assert "prompt_usd_per_mtok" in {r["column_name"] for r in by_id["openrouter/auto"]}
+    assert set(by_id) == {"vendor/negative", "vendor/text", "vendor/nan", "vendor/absurd"}
     assert any("less_than" in r["check_name"] for r in by_id["vendor/absurd"])
     assert any(r["failure_value"] == "call us" for r in by_id["vendor/text"])
-    # the verbatim pricing object travels with the record, so "-1" is visible in the quarantine
-    assert '"-1"' in json.loads(by_id["openrouter/auto"][0]["record"])["pricing_json"]
+    # the verbatim pricing object travels with the record
+    assert '"NaN"' in json.loads(by_id["vendor/nan"][0]["record"])["pricing_json"]
 
 
 def test_payload_without_data_list_is_rejected_without_failing_the_source(tmp_path):
@@ -194,9 +197,9 @@ def _check_landing(lander: Lander, outcomes) -> None:
         quarantined = {r["record_index"] for r in quarantine_rows(lander, outcome.sha256)}
         assert outcome.landed["models"] + outcome.quarantined["models"] == outcome.parsed["models"]
         assert len(landed) + len(quarantined) == outcome.parsed["models"]
-        ids = {r["openrouter_id"] for r in landed}
-        assert "openrouter/auto" not in ids
-        assert all(r["prompt_usd_per_mtok"] >= 0 and r["completion_usd_per_mtok"] >= 0 for r in landed)
+        assert all(r["prompt_usd_per_mtok"] >= 0 and r["completion_usd_per_mtok"] >= 0
+                   for r in landed if r["has_fixed_price"])
+        assert all(r["prompt_usd_per_mtok"] is None for r in landed if not r["has_fixed_price"])
 
 
 def test_real_openrouter_snapshots_parse_and_land(tmp_path, shared_data):
@@ -206,12 +209,12 @@ def test_real_openrouter_snapshots_parse_and_land(tmp_path, shared_data):
     outcomes = lander.land_pending(OpenRouterSource())
     assert [o.parsed["models"] for o in outcomes] == [151, 335, 356]
     _check_landing(lander, outcomes)
-    # openrouter/auto ("-1") is listed in the two later files: quarantined there, on both prices
+    # openrouter/auto ("-1") is listed in the two later files: landed there as "no fixed price"
     for outcome in outcomes[1:]:
-        auto = [r for r in quarantine_rows(lander, outcome.sha256)
-                if json.loads(r["record"])["openrouter_id"] == "openrouter/auto"]
-        assert {r["column_name"] for r in auto} == {"prompt_usd_per_mtok", "completion_usd_per_mtok"}
-        assert {r["failure_value"] for r in auto} == {"-1000000.0"}
+        auto = [r for r in landed_rows(lander, outcome.sha256) if r["openrouter_id"] == "openrouter/auto"]
+        assert [r["has_fixed_price"] for r in auto] == [False]
+        assert not any(json.loads(r["record"])["openrouter_id"] == "openrouter/auto"
+                       for r in quarantine_rows(lander, outcome.sha256))
 
 
 def test_real_small_subset_snapshots_land(tmp_path, shared_data):
@@ -228,4 +231,6 @@ def test_real_small_subset_snapshots_land(tmp_path, shared_data):
     last = {r["openrouter_id"]: r for r in landed_rows(lander, outcomes[-1].sha256)}
     assert last["google/gemma-3-4b-it"]["prompt_usd_per_mtok"] == 0.04
     assert last["meta-llama/llama-3.2-3b-instruct"]["prompt_usd_per_mtok"] == 0.0509
-    assert outcomes[1].quarantined["models"] == 1 and outcomes[2].quarantined["models"] == 1
+    # the one "-1" router entry of the later snapshots lands as "no fixed price", not quarantined
+    assert outcomes[1].quarantined["models"] == 0 and outcomes[2].quarantined["models"] == 0
+    assert [r["has_fixed_price"] for r in landed_rows(lander, outcomes[2].sha256)].count(False) == 1

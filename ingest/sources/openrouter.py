@@ -14,8 +14,11 @@ What goes where:
   it would leave the payload pending forever, so every later refresh would fail on the same bytes;
   this way the bad payload is quarantined and recorded once, this run fails (nothing published),
   and the next good payload lands normally.
-- a price that is "-1" (router entries: dynamic price), negative, non-numeric, NaN or absurd
-  (over $1,000 per million tokens)                         -> that row is quarantined by pandera.
+- a prompt or completion price of exactly "-1" (OpenRouter's documented marker: the router sets
+  the price per request)                                   -> landed with has_fixed_price false and
+  null prices: a known "no fixed price", counted, kept out of marts.fct_api_prices.
+- any other negative, non-numeric, NaN or absurd price (over $1,000 per million tokens)
+                                                           -> that row is quarantined by pandera.
 - unknown new fields (in the record or in `pricing`)       -> tolerated; the pricing object is
   kept verbatim in `pricing_json`.
 """
@@ -61,12 +64,17 @@ class OpenRouterModels(pa.DataFrameModel):
     modality: Series[str] = pa.Field(nullable=True, description="e.g. `text->text`, `text+image->text`.")
     tokenizer: Series[str] = pa.Field(nullable=True, description="Tokenizer family named by OpenRouter.")
     is_free_variant: Series[bool] = pa.Field(description="The id ends in `:free`.")
+    has_fixed_price: Series[bool] = pa.Field(
+        description='False when OpenRouter prices the model per request ("-1": router entries); its prices are then null.')
     prompt_usd_per_mtok: Series[float] = pa.Field(
-        ge=0, le=MAX_USD_PER_MTOK, description="Input price, USD per million tokens (missing key = 0).")
+        nullable=True, ge=0, le=MAX_USD_PER_MTOK,
+        description="Input price, USD per million tokens (missing key = 0; null without a fixed price).")
     completion_usd_per_mtok: Series[float] = pa.Field(
-        ge=0, le=MAX_USD_PER_MTOK, description="Output price, USD per million tokens (missing key = 0).")
+        nullable=True, ge=0, le=MAX_USD_PER_MTOK,
+        description="Output price, USD per million tokens (missing key = 0; null without a fixed price).")
     request_usd: Series[float] = pa.Field(
-        ge=0, le=MAX_USD_PER_REQUEST, description="Fixed price per request, USD (missing key = 0).")
+        nullable=True, ge=0, le=MAX_USD_PER_REQUEST,
+        description="Fixed price per request, USD (missing key = 0; null without a fixed price).")
     input_cache_read_usd_per_mtok: Series[float] = pa.Field(
         nullable=True, ge=0, le=MAX_USD_PER_MTOK,
         description="Cached-input read price, USD per million tokens; null when not offered.")
@@ -81,6 +89,11 @@ class OpenRouterModels(pa.DataFrameModel):
         strict = False  # new upstream fields are tolerated
         # an id listed twice in one snapshot is ambiguous: both rows go to quarantine
         unique = ["openrouter_id"]
+
+    @pa.dataframe_check(description="prices are null only for a model without a fixed price ('-1')")
+    def prices_present_when_fixed(cls, df: pd.DataFrame) -> pd.Series:
+        priced = df[["prompt_usd_per_mtok", "completion_usd_per_mtok", "request_usd"]].notna().all(axis=1)
+        return priced | ~df["has_fixed_price"].astype(bool)
 
 
 def _price(pricing: dict, key: str, per: Decimal, missing: Any) -> Any:
@@ -173,6 +186,8 @@ class OpenRouterSource(Source):
             arch = rec.get("architecture") if isinstance(rec.get("architecture"), dict) else {}
             top = rec.get("top_provider") if isinstance(rec.get("top_provider"), dict) else {}
             ident = str(rec["id"])
+            # "-1" is OpenRouter's documented "price set by the router": no fixed price, not an error
+            fixed = not any(str(pricing.get(k)).strip() == "-1" for k in ("prompt", "completion"))
             rows.append({
                 "openrouter_id": ident,
                 "canonical_slug": _text(rec.get("canonical_slug")),
@@ -185,9 +200,10 @@ class OpenRouterSource(Source):
                 "tokenizer": _text(arch.get("tokenizer")),
                 "is_free_variant": ident.endswith(":free"),
                 # zero-valued keys may be omitted upstream: missing means 0
-                "prompt_usd_per_mtok": _price(pricing, "prompt", _MILLION, 0.0),
-                "completion_usd_per_mtok": _price(pricing, "completion", _MILLION, 0.0),
-                "request_usd": _price(pricing, "request", Decimal(1), 0.0),
+                "has_fixed_price": fixed,
+                "prompt_usd_per_mtok": _price(pricing, "prompt", _MILLION, 0.0) if fixed else None,
+                "completion_usd_per_mtok": _price(pricing, "completion", _MILLION, 0.0) if fixed else None,
+                "request_usd": _price(pricing, "request", Decimal(1), 0.0) if fixed else None,
                 # optional features: missing means not offered
                 "input_cache_read_usd_per_mtok": _price(pricing, "input_cache_read", _MILLION, None),
                 "input_cache_write_usd_per_mtok": _price(pricing, "input_cache_write", _MILLION, None),

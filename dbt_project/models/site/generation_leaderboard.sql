@@ -1,6 +1,8 @@
 -- The leaderboard of one machine per protocol (test profile): each model build's median
 -- generation speed, its 95% interval and its rank range "best-worst of N" (DESIGN §7, computed in
--- marts.fct_speed_summary from signed and source rows), with prompt size and turn time.
+-- marts.fct_speed_summary from signed and source rows), with prompt size and turn time (flagged
+-- when derived from TTFT and speed), the family as a page prints it and the protocol followed
+-- (sampling, repetitions; reference page leaderboard-generation-1k.txt).
 with summary as (
     select * from {{ ref('fct_speed_summary') }}
     where rank_of is not null
@@ -9,12 +11,13 @@ with summary as (
 tokens as (
     select
         hardware_id,
-        model_id,
-        quant,
+        build_id,
         coalesce(engine, 'unknown') as engine,
         test_name as test_profile,
         median(n_prompt) as prompt_tokens,
-        median(n_gen) as gen_tokens
+        median(n_gen) as gen_tokens,
+        mode(protocol_sampling) as protocol_sampling,
+        mode(protocol_repetitions) as protocol_repetitions
     from {{ ref('fct_speed_measurements') }}
     where trust in ('signed', 'source') and not is_duplicate
     group by all
@@ -27,6 +30,7 @@ select
     summary.model_id,
     model.name as model_name,
     model.family,
+    model.family_display,
     summary.quant,
     summary.engine,
     summary.build_id,
@@ -46,6 +50,9 @@ select
     summary.prompt_tps_median,
     summary.ttft_ms_median,
     summary.turn_time_ms_median,
+    summary.is_turn_time_derived,
+    tokens.protocol_sampling,
+    cast(tokens.protocol_repetitions as integer) as protocol_repetitions,
     cast(summary.n_runs as bigint) as n_runs,
     cast(summary.n_samples as bigint) as n_samples
 from summary
@@ -53,7 +60,6 @@ left join {{ ref('dim_hardware') }} as hardware on hardware.hardware_id = summar
 left join {{ ref('dim_model') }} as model on model.model_id = summary.model_id
 left join tokens
     on tokens.hardware_id = summary.hardware_id
-    and tokens.model_id = summary.model_id
-    and tokens.quant is not distinct from summary.quant
+    and tokens.build_id = summary.build_id
     and tokens.engine = summary.engine
     and tokens.test_profile = summary.test_profile

@@ -1,6 +1,8 @@
--- A model's builds: each quantization with its file, packager, memory need at the default
--- context, the largest context a signed or source run proved it recalls, the best measured
--- generation speed and on how many machines it was measured.
+-- Reference page "Every build" (model-page-llama-3.2-3b.txt): one row per build (model x quant x
+-- file) with its repository, file and quantizer, the engine that ran it fastest, its memory (the
+-- largest peak a trusted run measured, else the estimate at the default context), the largest
+-- context a signed or source run proved it recalls, the best measured generation speed and on
+-- how many machines it was measured.
 with builds as (
     select * from {{ ref('dim_model_build') }}
 ),
@@ -11,7 +13,8 @@ measurements as (
 ),
 
 pair_speeds as (
-    select build_id, hardware_id, coalesce(engine, 'unknown') as engine, median(gen_tps) as gen_tps_median
+    select build_id, machine_id, hardware_id, coalesce(engine, 'unknown') as engine,
+           median(gen_tps) as gen_tps_median
     from measurements
     where gen_tps > 0
     group by all
@@ -24,22 +27,23 @@ speeds as (
         max(gen_tps_median) as best_gen_tps,
         arg_max(engine, gen_tps_median) as best_engine,
         arg_max(hardware_id, gen_tps_median) as best_hardware_id,
-        count(distinct hardware_id) as n_machines
+        count(distinct machine_id) as n_machines
     from pair_speeds
     group by build_id
 ),
 
-run_builds as (
-    select distinct source, source_run_id, build_id from measurements
+recall as (
+    select build_id, max(largest_context_recalled) as context_proved_tokens
+    from {{ ref('fct_context_recall') }}
+    where trust in ('signed', 'source') and not is_duplicate and build_id is not null
+    group by build_id
 ),
 
-recall as (
-    select run_builds.build_id, max(recall.largest_context_recalled) as context_proved_tokens
-    from {{ ref('fct_context_recall') }} as recall
-    inner join run_builds
-        on run_builds.source = recall.source and run_builds.source_run_id = recall.source_run_id
-    where recall.trust in ('signed', 'source')
-    group by run_builds.build_id
+peaks as (
+    select build_id, max(peak_memory_bytes) as measured_peak_bytes
+    from measurements
+    where peak_memory_bytes > 0
+    group by build_id
 ),
 
 memory as (
@@ -53,19 +57,27 @@ select
     builds.model_id,
     model.name as model_name,
     builds.quant,
+    builds.repo,
     builds.file_name,
+    builds.quantizer,
+    speeds.best_engine as engine,
+    cast(coalesce(peaks.measured_peak_bytes, memory.estimated_bytes) as bigint) as memory_bytes,
+    case when peaks.measured_peak_bytes is not null then 'measured_peak'
+         when memory.estimated_bytes is not null then 'estimate' end as memory_basis,
+    cast(recall.context_proved_tokens as bigint) as context_proved_tokens,
+    speeds.best_gen_tps,
+    cast(coalesce(speeds.n_machines, 0) as bigint) as n_machines,
     builds.file_size_bytes,
-    coalesce(memory.packager, split_part(builds.hf_repo, '/', 1)) as packager,
+    builds.sha256,
+    coalesce(memory.packager, builds.quantizer) as packager,
     builds.hf_repo,
     memory.estimated_bytes,
-    recall.context_proved_tokens,
     speeds.engines,
     speeds.best_engine,
-    speeds.best_gen_tps,
-    speeds.best_hardware_id,
-    coalesce(speeds.n_machines, 0) as n_machines
+    speeds.best_hardware_id
 from builds
 left join {{ ref('dim_model') }} as model on model.model_id = builds.model_id
 left join memory on memory.build_id = builds.build_id
 left join speeds on speeds.build_id = builds.build_id
 left join recall on recall.build_id = builds.build_id
+left join peaks on peaks.build_id = builds.build_id

@@ -1,48 +1,58 @@
--- A model's carbon per machine: among its builds measured on the machine (signed or source
--- runs), the one with the lowest median gCO2 per million generated tokens, with its J/token,
--- whether energy was measured by a sensor or modelled, and the grid data used.
+-- Reference page "Carbon per million tokens" (model-page-llama-3.2-3b.txt): one row per build x
+-- machine x grid area (signed or source runs). The row's J/token is the median over its runs,
+-- its intensity the area's latest year among them, and its gCO2/Mtok is computed from those two
+-- columns of the same row (J/token x gCO2/kWh / 3.6, DESIGN §7), so every row checks out by hand.
+-- is_lowest_on_machine marks the build a page shows per machine (the fewest grams).
 with runs as (
     select * from {{ ref('fct_carbon_per_mtok') }}
     where trust in ('signed', 'source') and model_id is not null and hardware_id is not null
 ),
 
-per_build as (
+per_row as (
     select
         model_id,
-        hardware_id,
         build_id,
-        median(gco2_per_mtok) as gco2_per_mtok,
+        machine_id,
+        grid_area,
+        any_value(hardware_id) as hardware_id,
         median(j_per_token) as j_per_token,
+        max(grid_year) as grid_year,
+        arg_max(gco2_per_kwh, grid_year) as gco2_per_kwh,
+        any_value(grid_basis) as grid_basis,
         case
             when bool_and(method = 'sensor') then 'sensor'
             when bool_and(method = 'modelled') then 'modelled'
             else 'mixed'
         end as method,
-        mode(grid_area) as grid_area,
-        max(grid_year) as grid_year,
         count(*) as n_runs
     from runs
-    group by model_id, hardware_id, build_id
+    group by model_id, build_id, machine_id, grid_area
 )
 
 select
-    per_build.model_id,
+    per_row.model_id,
     model.name as model_name,
-    per_build.hardware_id,
-    hardware.name as hardware_name,
-    per_build.build_id,
+    per_row.build_id,
     build.quant,
-    per_build.gco2_per_mtok,
-    per_build.j_per_token,
-    per_build.method,
-    per_build.grid_area,
-    per_build.grid_year,
-    per_build.n_runs
-from per_build
-left join {{ ref('dim_model') }} as model on model.model_id = per_build.model_id
-left join {{ ref('dim_hardware') }} as hardware on hardware.hardware_id = per_build.hardware_id
-left join {{ ref('dim_model_build') }} as build on build.build_id = per_build.build_id
-qualify row_number() over (
-    partition by per_build.model_id, per_build.hardware_id
-    order by per_build.gco2_per_mtok, per_build.build_id
-) = 1
+    build.quantizer,
+    per_row.machine_id,
+    machine.machine_kind,
+    per_row.hardware_id,
+    hardware.name as hardware_name,
+    per_row.grid_area,
+    per_row.grid_year,
+    per_row.grid_basis,
+    per_row.gco2_per_kwh,
+    per_row.j_per_token,
+    per_row.j_per_token * per_row.gco2_per_kwh / 3.6 as gco2_per_mtok,
+    per_row.method,
+    cast(per_row.n_runs as bigint) as n_runs,
+    row_number() over (
+        partition by per_row.model_id, per_row.machine_id
+        order by per_row.j_per_token * per_row.gco2_per_kwh, per_row.build_id, per_row.grid_area
+    ) = 1 as is_lowest_on_machine
+from per_row
+left join {{ ref('dim_model') }} as model on model.model_id = per_row.model_id
+left join {{ ref('dim_hardware') }} as hardware on hardware.hardware_id = per_row.hardware_id
+left join {{ ref('dim_model_build') }} as build on build.build_id = per_row.build_id
+left join {{ ref('dim_machine') }} as machine on machine.machine_id = per_row.machine_id

@@ -1,29 +1,43 @@
--- A model's recall by context size: of the signed or source runs whose recall walk tried a
--- context size, how many recalled the planted fact, per build.
+-- Reference page "How far back it remembers, machine by machine" (model-page-llama-3.2-3b.txt):
+-- one row per build x machine x context size asked, from the latest signed or source run of
+-- that build on that machine: recalled (true), asked and lost (false), asked and not answered
+-- because the machine could not hold the prompt (null), and why the walk stopped.
 with recall as (
     select * from {{ ref('fct_context_recall') }}
-    where trust in ('signed', 'source')
+    where trust in ('signed', 'source') and not is_duplicate
+        and build_id is not null and machine_id is not null
 ),
 
-run_builds as (
-    select distinct source, source_run_id, build_id, model_id, hardware_id
-    from {{ ref('fct_speed_measurements') }}
-    where build_id is not null and not is_duplicate
+latest_runs as (
+    select distinct build_id, machine_id, source, source_run_id, measured_at
+    from recall
+    qualify row_number() over (
+        partition by build_id, machine_id order by measured_at desc, source_run_id desc
+    ) = 1
 )
 
 select
-    run_builds.build_id,
-    recall.context_tokens,
-    any_value(run_builds.model_id) as model_id,
-    any_value(model.name) as model_name,
-    any_value(build.quant) as quant,
-    count(*) as n_runs,
-    count(*) filter (where recall.is_recalled) as n_recalled,
-    count(*) filter (where recall.is_recalled) / count(*) as recall_rate,
-    count(distinct run_builds.hardware_id) as n_machines
+    recall.model_id,
+    recall.build_id,
+    recall.machine_id,
+    recall.contributor,
+    cast(recall.context_tokens as bigint) as context_tokens,
+    recall.is_recalled as recalled,
+    recall.stop_reason,
+    cast(recall.stop_at_tokens as bigint) as stop_at_tokens,
+    cast(recall.largest_context_recalled as bigint) as largest_context_recalled,
+    recall.keyid,
+    machine.machine_kind,
+    build.quant,
+    build.quantizer,
+    model.name as model_name,
+    recall.source,
+    recall.source_run_id,
+    recall.measured_at
 from recall
-inner join run_builds
-    on run_builds.source = recall.source and run_builds.source_run_id = recall.source_run_id
-left join {{ ref('dim_model') }} as model on model.model_id = run_builds.model_id
-left join {{ ref('dim_model_build') }} as build on build.build_id = run_builds.build_id
-group by run_builds.build_id, recall.context_tokens
+inner join latest_runs
+    on latest_runs.source = recall.source and latest_runs.source_run_id = recall.source_run_id
+    and latest_runs.build_id = recall.build_id and latest_runs.machine_id = recall.machine_id
+left join {{ ref('dim_machine') }} as machine on machine.machine_id = recall.machine_id
+left join {{ ref('dim_model_build') }} as build on build.build_id = recall.build_id
+left join {{ ref('dim_model') }} as model on model.model_id = recall.model_id

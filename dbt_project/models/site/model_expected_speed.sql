@@ -3,7 +3,7 @@
 -- speed: measured where someone ran it (signed or source), else the bandwidth estimate of the
 -- engine with the broadest fit, marked is_estimate with the fit's n and error.
 with popular as (
-    select hardware_id, name as hardware_name, memory_gb
+    select hardware_id, name as hardware_name, memory_bytes
     from {{ ref('dim_hardware') }}
     where hardware_id in ('{{ var("site_popular_hardware") | join("', '") }}')
 ),
@@ -17,7 +17,7 @@ memory as (
 fitting as (
     select popular.hardware_id, memory.*
     from popular
-    inner join memory on memory.estimated_bytes <= popular.memory_gb * {{ var('memory_bytes_per_gb') }}
+    inner join memory on memory.estimated_bytes <= popular.memory_bytes
     qualify row_number() over (
         partition by popular.hardware_id, memory.model_id
         order by memory.weights_bytes desc, memory.build_id

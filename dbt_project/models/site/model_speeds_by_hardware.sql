@@ -1,25 +1,62 @@
--- A model's measured speeds: per build, machine and engine, the median generation and prompt
--- speeds over every signed or source measurement, how many runs, and which sources.
+-- Reference page "measured speeds by GPU" (model-page-llama-3.2-1b.txt): per build, machine
+-- (hardware) and engine, the median generation and prompt speeds over every signed or source
+-- measurement, how many runs, which sources and tests, the run ids behind the row (for links to
+-- the source's own result pages) and, where the source is LocalScore, LocalScore's own run
+-- averages (the median over the row's runs of each run's avg gen/prompt tok/s, avg TTFT and
+-- performance score: what LocalScore prints, not the median of its tests).
 with measurements as (
     select * from {{ ref('fct_speed_measurements') }}
     where trust in ('signed', 'source') and not is_duplicate and build_id is not null
+),
+
+run_averages as (
+    select
+        build_id,
+        hardware_id,
+        engine,
+        median(source_avg_gen_tps) as localscore_avg_gen_tps,
+        median(source_avg_prompt_tps) as localscore_avg_prompt_tps,
+        median(source_avg_ttft_ms) as localscore_avg_ttft_ms,
+        median(source_performance_score) as localscore_performance_score,
+        count(*) as n_localscore_runs
+    from {{ ref('fct_speed_runs') }}
+    where source = 'localscore' and trust = 'source' and not is_duplicate and build_id is not null
+    group by build_id, hardware_id, engine
+),
+
+rows as (
+    select
+        measurements.build_id,
+        measurements.hardware_id,
+        coalesce(measurements.engine, 'unknown') as engine,
+        any_value(measurements.model_id) as model_id,
+        any_value(model.name) as model_name,
+        any_value(measurements.quant) as quant,
+        any_value(hardware.name) as hardware_name,
+        median(measurements.gen_tps) as gen_tps_median,
+        median(measurements.prompt_tps) as prompt_tps_median,
+        count(distinct measurements.source || '|' || measurements.source_run_id) as n_runs,
+        count(*) as n_samples,
+        string_agg(distinct measurements.source, ', ' order by measurements.source) as sources,
+        string_agg(distinct measurements.test_name, ', ' order by measurements.test_name) as test_names,
+        string_agg(distinct measurements.source || ':' || measurements.source_run_id, ', '
+                   order by measurements.source || ':' || measurements.source_run_id) as run_ids,
+        max(measurements.measured_at) as last_measured_at
+    from measurements
+    left join {{ ref('dim_hardware') }} as hardware on hardware.hardware_id = measurements.hardware_id
+    left join {{ ref('dim_model') }} as model on model.model_id = measurements.model_id
+    group by measurements.build_id, measurements.hardware_id, coalesce(measurements.engine, 'unknown')
 )
 
 select
-    measurements.build_id,
-    measurements.hardware_id,
-    coalesce(measurements.engine, 'unknown') as engine,
-    any_value(measurements.model_id) as model_id,
-    any_value(model.name) as model_name,
-    any_value(measurements.quant) as quant,
-    any_value(hardware.name) as hardware_name,
-    median(measurements.gen_tps) as gen_tps_median,
-    median(measurements.prompt_tps) as prompt_tps_median,
-    count(distinct measurements.source || '|' || measurements.source_run_id) as n_runs,
-    count(*) as n_samples,
-    string_agg(distinct measurements.source, ', ' order by measurements.source) as sources,
-    max(measurements.measured_at) as last_measured_at
-from measurements
-left join {{ ref('dim_hardware') }} as hardware on hardware.hardware_id = measurements.hardware_id
-left join {{ ref('dim_model') }} as model on model.model_id = measurements.model_id
-group by measurements.build_id, measurements.hardware_id, coalesce(measurements.engine, 'unknown')
+    rows.*,
+    run_averages.localscore_avg_gen_tps,
+    run_averages.localscore_avg_prompt_tps,
+    run_averages.localscore_avg_ttft_ms,
+    run_averages.localscore_performance_score,
+    cast(coalesce(run_averages.n_localscore_runs, 0) as bigint) as n_localscore_runs
+from rows
+left join run_averages
+    on run_averages.build_id = rows.build_id
+    and run_averages.hardware_id = rows.hardware_id
+    and run_averages.engine = rows.engine

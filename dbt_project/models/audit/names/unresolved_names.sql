@@ -1,6 +1,8 @@
--- Names from the speed sources that matched no catalogue entry, per source and kind, with how
--- many runs carry them and the closest catalogue entry (Jaro-Winkler similarity of the
--- normalised names), so whoever adds a source sees what to map in seeds/*_aliases.csv.
+-- Names from every source that matched no catalogue entry, per source and kind, with how many
+-- runs (speed sources) or snapshots (OpenRouter) carry them and the closest catalogue entry
+-- (Jaro-Winkler similarity of the normalised names), so whoever adds a source sees what to map
+-- in seeds/*_aliases.csv. Also listed: catalogue openrouter_ids that no OpenRouter snapshot
+-- lists (source model_catalogue, kind openrouter_id), a typo there silently loses the API price.
 with hardware_seen as (
     select source, raw_hardware_name, hardware_memory_gb, count(distinct source_run_id) as occurrences
     from {{ ref('int_speed_samples_unioned') }}
@@ -51,12 +53,34 @@ quant_unresolved as (
     where not r.is_catalogued
 ),
 
+openrouter_unresolved as (
+    select 'openrouter' as source, 'model' as kind, openrouter_id as raw_name,
+           {{ normalise_model_name('openrouter_id') }} as normalised_key,
+           sum(n_observations) as occurrences
+    from {{ ref('fct_api_prices') }}
+    where not is_model_in_catalogue
+    group by openrouter_id
+),
+
+catalogue_openrouter_ids_unlisted as (
+    select 'model_catalogue' as source, 'openrouter_id' as kind, c.openrouter_id as raw_name,
+           cast(null as varchar) as normalised_key, 0 as occurrences
+    from {{ ref('model_catalogue') }} as c
+    where c.openrouter_id is not null
+        and c.openrouter_id not in (select openrouter_id from {{ ref('stg_openrouter__models') }})
+        and exists (select 1 from {{ ref('stg_openrouter__models') }})
+),
+
 unresolved as (
     select * from hardware_unresolved
     union all
     select * from model_unresolved
     union all
     select * from quant_unresolved
+    union all
+    select * from openrouter_unresolved
+    union all
+    select * from catalogue_openrouter_ids_unlisted
 ),
 
 catalogue_keys as (

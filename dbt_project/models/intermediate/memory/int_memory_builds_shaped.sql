@@ -2,7 +2,7 @@
 -- file size, split parts summed, from marts.dim_model_build) and the base model's shape (its
 -- config.json, found through the catalogue's hf_base_repo).
 with builds as (
-    select build_id, model_id, quant, file_name, file_size_bytes, hf_repo
+    select build_id, model_id, quant, file_name, file_size_bytes, hf_repo, quantizer
     from {{ ref('dim_model_build') }}
     where file_size_bytes > 0
 ),
@@ -20,7 +20,7 @@ select
     builds.quant,
     builds.file_name,
     builds.hf_repo,
-    split_part(builds.hf_repo, '/', 1) as packager,
+    builds.quantizer as packager,
     builds.file_size_bytes as weights_bytes,
     shapes.repo as config_repo,
     shapes.num_hidden_layers,

@@ -6,6 +6,10 @@
 --      nearest the reported memory wins (23.59 GB reads as the 24 GB card), GPUs/SoCs before
 --      their CPU-only entries;
 --   3. otherwise a provisional id 'unresolved:<normalised name>' (listed in audit.unresolved_names).
+-- Apple chips come in GPU-core bins that run at different speeds (M4 Pro 16- or 20-core GPU):
+-- a name that states its cores ("Apple M4 Pro 10P+4E+20GPU") resolved to a catalogue chip without
+-- a bin of its own gets the variant id '<chip id>-<cores>c' (apple-m4-pro-20c); dim_hardware
+-- gives it the chip's specs. Memory configurations are told apart in marts.dim_machine.
 with observed as (
     select raw_hardware_name, hardware_memory_gb, count(distinct source || '|' || source_run_id) as n_runs
     from {{ ref('int_speed_samples_unioned') }}
@@ -23,7 +27,7 @@ keyed as (
 ),
 
 catalogue as (
-    select hardware_id, name, kind, memory_gb from {{ ref('hardware_catalogue') }}
+    select hardware_id, name, vendor, kind, memory_gb from {{ ref('hardware_catalogue') }}
 ),
 
 candidate_names as (
@@ -89,14 +93,31 @@ resolved as (
     left join normalised_matches as n
         on k.raw_hardware_name is not distinct from n.raw_hardware_name
         and k.hardware_memory_gb is not distinct from n.hardware_memory_gb
+),
+
+binned as (
+    select
+        resolved.*,
+        cast(nullif(regexp_extract(resolved.raw_hardware_name, '\+\s*([0-9]+)\s*GPU\b', 1), '') as integer)
+            as gpu_cores,
+        catalogue.vendor = 'Apple' and catalogue.kind = 'soc'
+            and not regexp_matches(resolved.catalogue_hardware_id, '-[0-9]+c$') as is_unbinned_apple_chip
+    from resolved
+    left join catalogue on catalogue.hardware_id = resolved.catalogue_hardware_id
 )
 
 select
     raw_hardware_name,
     hardware_memory_gb,
     normalised_key,
-    coalesce(catalogue_hardware_id, {{ provisional_id('normalised_key', 'raw_hardware_name') }}) as hardware_id,
+    case
+        when catalogue_hardware_id is null then {{ provisional_id('normalised_key', 'raw_hardware_name') }}
+        when is_unbinned_apple_chip and gpu_cores is not null then catalogue_hardware_id || '-' || gpu_cores || 'c'
+        else catalogue_hardware_id
+    end as hardware_id,
+    catalogue_hardware_id as base_hardware_id,
+    gpu_cores,
     catalogue_hardware_id is not null as is_catalogued,
     match_method,
     n_runs
-from resolved
+from binned

@@ -42,6 +42,17 @@ joined as (
         coalesce(samples.measured_at, runs.created_at) as measured_at,
         runs.trust,
         samples.test_key,
+        runs.model_repo,
+        runs.model_file_size_bytes,
+        runs.model_sha256,
+        runs.gpu_count,
+        runs.raw_cpu_name as cpu_name,
+        runs.ram_gb,
+        runs.os,
+        runs.keyid,
+        runs.contributor,
+        runs.protocol_sampling,
+        runs.protocol_repetitions,
         runs.landed_from_fetched_at,
         runs.raw_sha256
     from runs
@@ -102,7 +113,19 @@ final as (
         country,
         measured_at,
         trust,
-        is_duplicate
+        is_duplicate,
+        model_repo,
+        model_file_size_bytes,
+        model_sha256,
+        gpu_count,
+        cpu_name,
+        ram_gb,
+        os,
+        -- only a trusted signature names its contributor
+        case when trust = 'signed' then keyid end as keyid,
+        case when trust = 'signed' then contributor end as contributor,
+        protocol_sampling,
+        protocol_repetitions
     from flagged
 )
 

@@ -28,6 +28,9 @@ joined as (
         r.model_quant,
         r.runtime_name,
         r.runtime_version,
+        r.cpu_name,
+        r.ram_gb,
+        r.os_name,
         t.test_index,
         t.test_name,
         t.n_prompt,
@@ -71,5 +74,16 @@ select
     cast(null as varchar) as country,
     created_at as measured_at,
     'source' as trust,
-    false as is_duplicate
+    false as is_duplicate,
+    cast(null as varchar) as model_repo,
+    cast(null as bigint) as model_file_size_bytes,
+    cast(null as varchar) as model_sha256,
+    1 as gpu_count,
+    cpu_name,
+    ram_gb,
+    os_name as os,
+    cast(null as varchar) as keyid,
+    cast(null as varchar) as contributor,
+    cast(null as varchar) as protocol_sampling,
+    cast(null as integer) as protocol_repetitions
 from joined

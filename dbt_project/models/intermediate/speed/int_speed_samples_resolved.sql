@@ -17,6 +17,11 @@ models as (
 quants as (
     select raw_quant, model_file_name, quant
     from {{ ref('int_quant_names_resolved') }}
+),
+
+builds as (
+    select raw_model_name, model_file_name, raw_quant, model_repo, build_id
+    from {{ ref('int_build_files_resolved') }}
 )
 
 select
@@ -24,7 +29,11 @@ select
     h.hardware_id,
     m.model_id,
     q.quant,
-    m.model_id || '@' || q.quant as build_id
+    b.build_id,
+    -- one machine: the same resolved hardware with the same reported configuration
+    'machine:' || left(md5(concat_ws('|', h.hardware_id, coalesce(s.gpu_count, 1), s.hardware_memory_gb,
+                                     lower(trim(s.os)), lower(trim(s.cpu_name)), s.ram_gb, upper(s.country))), 16)
+        as machine_id
 from samples as s
 left join hardware as h
     on s.raw_hardware_name is not distinct from h.raw_hardware_name
@@ -35,3 +44,8 @@ left join models as m
 left join quants as q
     on s.raw_quant is not distinct from q.raw_quant
     and s.model_file_name is not distinct from q.model_file_name
+left join builds as b
+    on s.raw_model_name is not distinct from b.raw_model_name
+    and s.model_file_name is not distinct from b.model_file_name
+    and s.raw_quant is not distinct from b.raw_quant
+    and s.model_repo is not distinct from b.model_repo

@@ -42,6 +42,7 @@ select
     runs.source,
     runs.source_run_id,
     runs.hardware_id,
+    runs.machine_id,
     runs.build_id,
     runs.model_id,
     runs.engine,

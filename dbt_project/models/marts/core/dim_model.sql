@@ -21,8 +21,38 @@ provisional as (
     from {{ ref('int_model_names_resolved') }}
     where not is_catalogued
     group by model_id
+),
+
+-- OpenRouter ids that match no catalogue model keep their provisional id in fct_api_prices:
+-- each gets a row too, named by OpenRouter's latest display name
+provisional_priced as (
+    select
+        model_id,
+        arg_max(coalesce(model_name, openrouter_id), valid_from) as name,
+        cast(null as varchar) as family,
+        cast(null as double) as params_b,
+        cast(null as varchar) as openrouter_id,
+        cast(null as varchar) as hf_base_repo,
+        cast(null as varchar) as hf_gguf_repos,
+        cast(null as varchar) as ollama_tag,
+        false as is_catalogued
+    from {{ ref('fct_api_prices') }}
+    where not is_model_in_catalogue
+        and model_id not in (select model_id from provisional)
+    group by model_id
+),
+
+all_models as (
+    select * from catalogue
+    union all
+    select * from provisional
+    union all
+    select * from provisional_priced
 )
 
-select * from catalogue
-union all
-select * from provisional
+select
+    all_models.*,
+    -- the family as a page prints it ("Llama", not llama3)
+    coalesce(families.display_name, all_models.family) as family_display
+from all_models
+left join {{ ref('model_families') }} as families on families.family = all_models.family

@@ -1,8 +1,8 @@
--- One row per model x quantization (build_id = '<model_id>@<quant>'): every build that was
--- measured and every GGUF build listed in a catalogued Hugging Face repository. The file named
--- is the representative one: from the first repository in the catalogue's hf_gguf_repos order
--- that lists the quant (its size is what the runtime loads, split parts summed), else the file
--- name a run reported (size unknown).
+-- One row per model x quantization x file (DESIGN §5; build ids: int_build_files_resolved):
+-- every build that was measured and every complete GGUF file listed in a catalogued Hugging Face
+-- repository, so bartowski's and unsloth's Q4_K_M of one model are two builds. The file size is
+-- the one a run reported for the file, else the Hub's (split parts summed); the quantizer is
+-- the packager, the repository's owner.
 with catalogue_repos as (
     select
         model_id,
@@ -26,7 +26,7 @@ listed as (
     select
         r.model_id,
         coalesce(q.quant, upper(b.quant)) as quant,
-        b.repo,
+        lower(b.repo) as repo,
         b.file_name,
         b.file_size_bytes,
         r.repo_position
@@ -34,39 +34,61 @@ listed as (
     inner join catalogue_repos as r on lower(b.repo) = lower(r.repo)
     left join quant_names as q on upper(b.quant) = q.quant_key
     where b.quant is not null and b.is_complete
+    -- a repository the catalogue lists under two models belongs to the first
+    qualify row_number() over (partition by lower(b.repo), b.file_name order by r.repo_position, r.model_id) = 1
 ),
 
-listed_best as (
-    select *
+listed_builds as (
+    select
+        model_id || '@' || quant || '@' || repo || '/' || file_name as build_id,
+        model_id, quant, repo, file_name, file_size_bytes, cast(null as varchar) as sha256
     from listed
-    qualify row_number() over (
-        partition by model_id, quant order by repo_position, file_size_bytes, file_name
-    ) = 1
 ),
 
-measured as (
-    select model_id, quant, min(model_file_name) as file_name
-    from {{ ref('int_speed_samples_resolved') }}
-    group by model_id, quant
+measured_builds as (
+    select
+        build_id,
+        any_value(model_id) as model_id,
+        any_value(quant) as quant,
+        any_value(repo) as repo,
+        any_value(model_file_name) as file_name,
+        max(reported_file_size_bytes) as file_size_bytes,
+        max(reported_sha256) as sha256
+    from {{ ref('int_build_files_resolved') }}
+    where build_id is not null
+    group by build_id
 ),
 
 builds as (
-    select model_id, quant from listed_best
-    union
-    select model_id, quant from measured
+    select
+        coalesce(m.build_id, l.build_id) as build_id,
+        coalesce(m.model_id, l.model_id) as model_id,
+        coalesce(m.quant, l.quant) as quant,
+        coalesce(m.repo, l.repo) as repo,
+        coalesce(m.file_name, l.file_name) as file_name,
+        coalesce(m.file_size_bytes, l.file_size_bytes) as file_size_bytes,
+        case when m.file_size_bytes is not null then 'run'
+             when l.file_size_bytes is not null then 'hub' end as file_size_source,
+        m.sha256,
+        m.build_id is not null as is_measured
+    from measured_builds as m
+    full outer join listed_builds as l on l.build_id = m.build_id
 )
 
 select
-    b.model_id || '@' || b.quant as build_id,
+    b.build_id,
     b.model_id,
     b.quant,
-    coalesce(l.file_name, m.file_name) as file_name,
-    cast(l.file_size_bytes as bigint) as file_size_bytes,
-    l.repo as hf_repo,
+    b.file_name,
+    cast(b.file_size_bytes as bigint) as file_size_bytes,
+    b.repo,
+    split_part(b.repo, '/', 1) as quantizer,
+    b.sha256,
+    b.file_size_source,
+    -- kept for readers of the earlier column name
+    b.repo as hf_repo,
     cast(q.gguf_file_type as integer) as gguf_file_type,
     q.bits_per_weight,
-    m.model_id is not null as is_measured
+    b.is_measured
 from builds as b
-left join listed_best as l using (model_id, quant)
-left join measured as m using (model_id, quant)
 left join {{ ref('quantizations') }} as q on b.quant = q.quant

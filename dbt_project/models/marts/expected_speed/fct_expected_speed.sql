@@ -20,9 +20,9 @@ builds as (
 ),
 
 hardware as (
-    select hardware_id, memory_bandwidth_gbps, memory_gb
+    select hardware_id, memory_bandwidth_gbps, memory_bytes
     from {{ ref('dim_hardware') }}
-    where memory_bandwidth_gbps > 0 and memory_gb > 0
+    where memory_bandwidth_gbps > 0 and memory_bytes > 0
 )
 
 select
@@ -37,7 +37,7 @@ select
     true as is_estimate
 from hardware
 inner join builds
-    on builds.estimated_bytes <= hardware.memory_gb * {{ var('memory_bytes_per_gb') }}
+    on builds.estimated_bytes <= hardware.memory_bytes
 cross join fits
 where not exists (
     select 1 from measured

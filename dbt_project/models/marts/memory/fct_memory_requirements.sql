@@ -10,10 +10,11 @@ builds as (
 ),
 
 cards as (
-    -- discrete cards of the catalogue; memory_gb read as GiB (var memory_bytes_per_gb)
-    select hardware_id, name, memory_gb, launch_price_usd
+    -- discrete cards of the catalogue (memory_bytes: a "24 GB" card holds 24 x 2^30 bytes)
+    select hardware_id, name, memory_bytes, launch_price_usd
     from {{ ref('dim_hardware') }}
-    where kind = 'gpu' and memory_gb > 0 and is_catalogued
+    where kind = 'gpu' and memory_bytes > 0 and is_catalogued
+        and coalesce(base_hardware_id, hardware_id) = hardware_id  -- not the Apple GPU-core variants
 ),
 
 smallest_cards as (
@@ -22,14 +23,14 @@ smallest_cards as (
         estimates.context_tokens,
         cards.hardware_id,
         cards.name,
-        cards.memory_gb
+        cards.memory_bytes
     from estimates
     inner join cards
-        on cards.memory_gb * {{ var('memory_bytes_per_gb') }} >= estimates.estimated_bytes
+        on cards.memory_bytes >= estimates.estimated_bytes
     qualify row_number() over (
         partition by estimates.build_id, estimates.context_tokens
         -- the least memory; among equals the cheapest card with a price, then by id
-        order by cards.memory_gb, cards.launch_price_usd nulls last, cards.hardware_id
+        order by cards.memory_bytes, cards.launch_price_usd nulls last, cards.hardware_id
     ) = 1
 ),
 
@@ -93,7 +94,7 @@ select
     estimates.trained_context_tokens,
     smallest_cards.hardware_id as smallest_card_hardware_id,
     smallest_cards.name as smallest_card_name,
-    smallest_cards.memory_gb as smallest_card_memory_gb,
+    smallest_cards.memory_bytes as smallest_card_memory_bytes,
     cast(peaks.measured_peak_bytes as bigint) as measured_peak_bytes,
     cast(coalesce(peaks.n_measured_peaks, 0) as integer) as n_measured_peaks,
     cast(estimates.estimated_bytes - peaks.measured_peak_bytes as bigint) as estimate_error_bytes,

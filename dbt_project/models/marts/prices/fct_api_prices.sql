@@ -8,7 +8,9 @@
 -- still lists it unchanged.
 
 with models as (
+    -- a model priced by the router ("-1", has_fixed_price false) has no price to range over
     select * from {{ ref('stg_openrouter__models') }}
+    where has_fixed_price is not false
 ),
 
 fetches as (

@@ -25,7 +25,7 @@ runs as (
         min(measured_at) as run_at,
         any_value(hardware_id) as hardware_id,
         any_value(model_id) as model_id,
-        any_value(quant) as quant,
+        any_value(build_id) as build_id,
         any_value(engine) as engine,
         any_value(engine_version) as engine_version,
         -- fingerprint of every (test, metrics) of the run, by hashing (no number-to-text work)
@@ -42,7 +42,7 @@ resubmissions as (
         source_run_id,
         coalesce(
             run_at - lag(run_at) over (
-                partition by hardware_id, model_id, quant, engine, engine_version, n_samples, metrics_fingerprint
+                partition by hardware_id, build_id, engine, engine_version, n_samples, metrics_fingerprint
                 order by run_at, source, source_run_id
             ) <= interval 30 minute,
             false
@@ -82,6 +82,11 @@ select
     s.raw_hardware_name,
     s.raw_model_name,
     s.raw_quant,
-    s.model_file_name
+    s.model_file_name,
+    s.machine_id,
+    s.keyid,
+    s.contributor,
+    s.protocol_sampling,
+    s.protocol_repetitions
 from one_per_sample as s
 inner join resubmissions as r using (source, source_run_id)

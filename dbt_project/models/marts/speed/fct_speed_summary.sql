@@ -1,4 +1,4 @@
--- One row per (hardware, model, quant, engine, test profile): medians, the order-statistic 95%
+-- One row per (hardware, model build, engine, test profile): medians, the order-statistic 95%
 -- interval of the generation-speed median and the rank range within the leaderboard of one
 -- machine (hardware_id x test_profile), DESIGN §7.
 -- Only trust 'signed' and 'source' rows count (unverified tool outputs stay in
@@ -17,7 +17,8 @@ with measurements as (
         gen_tps,
         prompt_tps,
         ttft_ms,
-        turn_time_ms
+        turn_time_ms,
+        is_turn_time_derived
     from {{ ref('fct_speed_measurements') }}
     where trust in ('signed', 'source')
       and not is_duplicate
@@ -26,8 +27,8 @@ with measurements as (
 -- per group: the sorted generation speeds (a list), so the order statistics are list lookups
 groups as (
     select
-        hardware_id, model_id, quant, engine, test_profile,
-        any_value(build_id) as build_id,
+        hardware_id, model_id, quant, build_id, engine, test_profile,
+        bool_or(is_turn_time_derived) as is_turn_time_derived,
         count(distinct source || '|' || source_run_id) as n_runs,
         count(*) as n_samples,
         count(gen_tps) as n_gen_samples,
@@ -63,9 +64,9 @@ summary as (
 -- rank_best = 1 + #{j : lo_j > hi_i}; rank_worst = 1 + #{j != i : hi_j >= lo_i}
 ranks as (
     select
-        i.hardware_id, i.model_id, i.quant, i.engine, i.test_profile,
+        i.hardware_id, i.build_id, i.engine, i.test_profile,
         1 + count(case when j.gen_tps_ci_low > i.gen_tps_ci_high then 1 end) as rank_best,
-        1 + count(case when not (j.model_id = i.model_id and j.quant = i.quant and j.engine = i.engine)
+        1 + count(case when not (j.build_id = i.build_id and j.engine = i.engine)
                         and j.gen_tps_ci_high >= i.gen_tps_ci_low then 1 end) as rank_worst,
         count(*) as rank_of
     from summary as i
@@ -94,8 +95,9 @@ select
     s.prompt_tps_median,
     s.ttft_ms_median,
     s.turn_time_ms_median,
+    s.is_turn_time_derived,
     r.rank_best,
     r.rank_worst,
     r.rank_of
 from summary as s
-left join ranks as r using (hardware_id, model_id, quant, engine, test_profile)
+left join ranks as r using (hardware_id, build_id, engine, test_profile)

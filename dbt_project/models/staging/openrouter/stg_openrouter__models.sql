@@ -14,6 +14,8 @@ renamed as (
         cast(modality as varchar) as modality,
         cast(tokenizer as varchar) as tokenizer,
         cast(is_free_variant as boolean) as is_free_variant,
+        -- landings from before the column existed had no "-1" rows (those were quarantined)
+        cast(coalesce(has_fixed_price, true) as boolean) as has_fixed_price,
         cast(prompt_usd_per_mtok as double) as prompt_usd_per_mtok,
         cast(completion_usd_per_mtok as double) as completion_usd_per_mtok,
         cast(request_usd as double) as request_usd,

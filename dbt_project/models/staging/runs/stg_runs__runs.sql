@@ -39,6 +39,8 @@ renamed as (
         cast(power_avg_watts as double) as power_avg_w,
         cast(power_energy_j as double) as energy_j,
         cast(memory_peak_bytes as bigint) as peak_memory_bytes,
+        cast(recall_stop_reason as varchar) as recall_stop_reason,
+        cast(recall_stop_at_tokens as bigint) as recall_stop_at_tokens,
         cast(n_samples as integer) as n_samples,
         cast(_raw_sha256 as varchar) as raw_sha256,
         cast(_fetched_at as timestamp) as landed_from_fetched_at,

@@ -1,0 +1,44 @@
+-- One row per run of fct_speed_measurements: where, what and by whom it was measured (machine,
+-- build, engine, signing key and contributor), the protocol it followed, and the source's own
+-- run averages where the source publishes them (LocalScore: avg gen/prompt tok/s, avg TTFT,
+-- performance score; these are not the medians of the run's tests).
+with measurements as (
+    select * from {{ ref('fct_speed_measurements') }}
+),
+
+runs as (
+    select
+        source,
+        source_run_id,
+        any_value(machine_id order by sample_index) as machine_id,
+        any_value(hardware_id order by sample_index) as hardware_id,
+        any_value(model_id order by sample_index) as model_id,
+        any_value(build_id order by sample_index) as build_id,
+        any_value(quant order by sample_index) as quant,
+        coalesce(any_value(engine order by sample_index), 'unknown') as engine,
+        any_value(engine_version order by sample_index) as engine_version,
+        any_value(keyid order by sample_index) as keyid,
+        any_value(contributor order by sample_index) as contributor,
+        any_value(trust order by sample_index) as trust,
+        any_value(protocol_sampling order by sample_index) as protocol_sampling,
+        any_value(protocol_repetitions order by sample_index) as protocol_repetitions,
+        string_agg(distinct test_name, ', ' order by test_name) as test_names,
+        bool_or(is_duplicate) as is_duplicate,
+        min(measured_at) as measured_at,
+        count(*) as n_samples,
+        median(gen_tps) as gen_tps_median,
+        median(prompt_tps) as prompt_tps_median,
+        max(peak_memory_bytes) as peak_memory_bytes
+    from measurements
+    group by source, source_run_id
+)
+
+select
+    runs.*,
+    averages.avg_gen_tps as source_avg_gen_tps,
+    averages.avg_prompt_tps as source_avg_prompt_tps,
+    averages.avg_ttft_ms as source_avg_ttft_ms,
+    averages.performance_score as source_performance_score
+from runs
+left join {{ ref('int_localscore__run_averages') }} as averages
+    on averages.source = runs.source and averages.source_run_id = runs.source_run_id
