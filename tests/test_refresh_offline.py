@@ -76,17 +76,24 @@ def test_quarantine_accounting_per_payload(offline_home):
                 assert outcome["quarantined"][entity] == n
 
 
-def test_openrouter_dynamic_prices_are_quarantined_not_published(offline_home):
+def test_openrouter_dynamic_prices_are_landed_as_no_fixed_price_not_published(offline_home):
+    # OpenRouter's documented "-1" (the router sets the price): a known "no fixed price", landed
+    # and counted, kept out of the price facts, not a quarantine failure
     home, _ = offline_home
     con = duckdb.connect(str(home / "benchmarks.duckdb"), read_only=True)
     try:
         in_marts = con.execute("SELECT count(*) FROM marts.fct_api_prices WHERE openrouter_id = 'openrouter/auto'").fetchone()[0]
         in_quarantine = con.execute(
             "SELECT count(*) FROM audit.quarantine WHERE source = 'openrouter' AND record LIKE '%openrouter/auto%'").fetchone()[0]
+        landed = duckdb.connect().execute(
+            "SELECT count(*), bool_or(has_fixed_price) FROM read_parquet(?, union_by_name=true) "
+            "WHERE openrouter_id = 'openrouter/auto'",
+            [str(home / "landing" / "openrouter" / "models" / "*.parquet")]).fetchone()
     finally:
         con.close()
     assert in_marts == 0
-    assert in_quarantine > 0
+    assert in_quarantine == 0
+    assert landed[0] > 0 and landed[1] is False
 
 
 def test_rebuild_from_raw_alone_is_identical(offline_home, tmp_path):
