@@ -97,7 +97,7 @@ def run_resolution(db: Path) -> dict[str, tuple]:
     got = query(db, """
         select m.source_run_id, any_value(m.hardware_id), bool_and(h.is_catalogued),
                any_value(m.model_id), bool_and(d.is_catalogued),
-               any_value(m.raw_hardware_name), any_value(m.hardware_memory_gb)
+               any_value(m.raw_hardware_name), any_value(m.hardware_memory_gib)
         from marts.fct_speed_measurements as m
         join marts.dim_hardware as h using (hardware_id)
         join marts.dim_model as d using (model_id)

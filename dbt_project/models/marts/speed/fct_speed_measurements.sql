@@ -73,7 +73,8 @@ select
     s.energy_j,
     s.power_method,
     s.peak_memory_bytes,
-    s.hardware_memory_gb,
+    -- sources say "GB" but report binary figures (23.99 for a 24 GiB card): named for what they are
+    s.hardware_memory_gb as hardware_memory_gib,
     s.country,
     s.measured_at,
     s.trust,
