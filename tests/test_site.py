@@ -11,6 +11,7 @@ pytestmark = pytest.mark.slow
 SITE_TABLES = [
     "generation_leaderboard", "model_speeds_by_hardware", "model_memory_by_quant",
     "model_expected_speed", "model_builds", "model_cost_vs_api", "model_carbon", "model_context_recall",
+    "model_contributors", "model_fits_on", "model_capabilities",
 ]
 
 
@@ -38,3 +39,22 @@ def test_leaderboard_ranks_are_consistent(offline_warehouse):
     finally:
         con.close()
     assert n > 0 and bad == 0
+
+
+def test_the_offline_signed_run_reaches_the_recall_capability_and_contributor_tables(offline_warehouse):
+    # the bundled signed run says its walk stopped because the model forgot at 128K
+    con = duckdb.connect(str(offline_warehouse / "benchmarks.duckdb"), read_only=True)
+    try:
+        recall = con.execute("""
+            select context_tokens, recalled, stop_reason, contributor from site.model_context_recall
+            where model_id = 'llama-3.1-8b-instruct' order by context_tokens""").fetchall()
+        caps = con.execute("""
+            select display_name, passed from site.model_capabilities
+            where model_id = 'llama-3.1-8b-instruct' order by 1""").fetchall()
+        who = con.execute("select contributor, n_runs from site.model_contributors").fetchall()
+    finally:
+        con.close()
+    assert recall == [(4096, True, "forgot", "benchwh demo"), (32768, True, "forgot", "benchwh demo"),
+                      (131072, False, "forgot", "benchwh demo")]
+    assert caps == [("Structured output", True), ("Tool calling", False)]
+    assert who == [("benchwh demo", 1)]

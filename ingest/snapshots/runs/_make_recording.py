@@ -38,6 +38,8 @@ def signed_run() -> bytes:
         "memory": {"peak_bytes": 6012954214},
         "context_recall": [{"context_tokens": 4096, "recalled": True}, {"context_tokens": 32768, "recalled": True},
                            {"context_tokens": 131072, "recalled": False}],
+        # why the walk ended (optional since DESIGN §6 gained it): the model lost the needle at 128K
+        "context_recall_stopped": {"reason": "forgot", "at_tokens": 131072},
         "capabilities": [{"name": "json_output", "passed": True}, {"name": "tool_call", "passed": False}],
     }
     envelope = dsse.sign_payload(payload_bytes(doc), DEMO_KEY)
