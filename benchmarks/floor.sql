@@ -71,6 +71,7 @@ ls as (
         r.model_name as raw_model_name,
         r.model_quant as raw_quant,
         cast(null as varchar) as model_file_name,
+        cast(null as varchar) as model_repo,
         r.runtime_name as engine,
         r.runtime_version as engine_version,
         t.test_name,
@@ -95,7 +96,7 @@ lr_joined as (
     select
         r.source, r.source_run_id, s.test_index, s.sample_index as repetition_index,
         r.gpu as raw_hardware_name, r.gpu_memory_gb as hardware_memory_gb, r.model_name as raw_model_name,
-        r.model_quant as raw_quant, r.model_file as model_file_name, r.engine_name as engine,
+        r.model_quant as raw_quant, r.model_file as model_file_name, r.model_repo, r.engine_name as engine,
         r.engine_version, s.test_name, s.n_prompt, s.n_gen, s.gen_tps, s.prompt_tps, s.ttft_ms,
         s.turn_time_ms as measured_turn_time_ms,
         coalesce(s.power_w, r.power_avg_watts) as power_w,
@@ -109,7 +110,7 @@ lr as (
     select
         source, source_run_id,
         cast(row_number() over (partition by source, source_run_id order by test_index, repetition_index) - 1 as integer) as sample_index,
-        raw_hardware_name, hardware_memory_gb, raw_model_name, raw_quant, model_file_name, engine,
+        raw_hardware_name, hardware_memory_gb, raw_model_name, raw_quant, model_file_name, model_repo, engine,
         engine_version, test_name, n_prompt, n_gen, gen_tps, prompt_tps, ttft_ms,
         coalesce(measured_turn_time_ms,
                  case when ttft_ms is not null and gen_tps > 0 and n_gen is not null
@@ -128,7 +129,7 @@ samples as (
 ),
 -- name resolution on the distinct names only
 hw_catalogue as (
-    select hardware_id, name, kind, cast(memory_gb as double) as memory_gb
+    select hardware_id, name, vendor, kind, cast(memory_gb as double) as memory_gb
     from read_csv('{{seeds}}/hardware_catalogue.csv', header = true, all_varchar = true)
 ),
 hw_candidates as (
@@ -144,16 +145,29 @@ hw_observed as (
            light_key(raw_hardware_name) as light_key, hw_key(raw_hardware_name) as norm_key
     from samples
 ),
-hw as (
+hw_matched as (
     select
-        o.raw_hardware_name, o.hardware_memory_gb,
+        o.raw_hardware_name, o.hardware_memory_gb, o.norm_key,
         coalesce(
             (select min(c.hardware_id) from hw_candidates as c where c.light_key = o.light_key),
             (select c.hardware_id from (select distinct * from hw_candidates) as c where c.norm_key = o.norm_key
              order by coalesce(abs(c.memory_gb - o.hardware_memory_gb), 0), (c.kind = 'cpu'), c.hardware_id
-             limit 1),
-            provisional(o.norm_key, o.raw_hardware_name)) as hardware_id
+             limit 1)) as catalogue_id,
+        cast(nullif(regexp_extract(o.raw_hardware_name, '\+\s*([0-9]+)\s*GPU\b', 1), '') as integer) as gpu_cores
     from hw_observed as o
+),
+-- Apple GPU-core bins: '<chip id>-<cores>c' unless the catalogue entry is a bin already
+hw as (
+    select
+        m.raw_hardware_name, m.hardware_memory_gb,
+        case
+            when m.catalogue_id is null then provisional(m.norm_key, m.raw_hardware_name)
+            when c.vendor = 'Apple' and c.kind = 'soc' and not regexp_matches(m.catalogue_id, '-[0-9]+c$')
+                 and m.gpu_cores is not null then m.catalogue_id || '-' || m.gpu_cores || 'c'
+            else m.catalogue_id
+        end as hardware_id
+    from hw_matched as m
+    left join hw_catalogue as c on c.hardware_id = m.catalogue_id
 ),
 model_catalogue as (
     select * from read_csv('{{seeds}}/model_catalogue.csv', header = true, all_varchar = true)
@@ -173,6 +187,16 @@ model_candidates as (
 ),
 model_observed as (
     select distinct raw_model_name, model_file_name from samples
+),
+catalogue_repos as (
+    select model_id, trim(unnest(repos)) as repo, unnest(generate_series(1, len(repos))) as repo_position
+    from (select model_id, string_split(hf_gguf_repos, ';') as repos from model_catalogue
+          where hf_gguf_repos is not null)
+),
+listed_files as (
+    select distinct r.model_id, lower(f.repo) as repo, f.build_file_name as file_name, r.repo_position
+    from read_parquet('{{landing}}/huggingface/files/*.parquet', union_by_name = true) as f
+    inner join catalogue_repos as r on lower(f.repo) = lower(r.repo)
 ),
 model_attempts as (
     select raw_model_name, model_file_name, 1 as attempt, raw_model_name as name from model_observed
@@ -220,7 +244,20 @@ quants as (
     left join quant_candidates as f on file_quant_key(o.model_file_name) = f.key
 ),
 resolved as (
-    select s.*, h.hardware_id, m.model_id, q.quant, m.model_id || '@' || q.quant as build_id
+    select s.*, h.hardware_id, m.model_id, q.quant,
+           -- model x quant x file: the reported repository, else the catalogued one listing the file
+           case
+               when s.model_file_name is null then m.model_id || '@' || q.quant
+               when coalesce(lower(s.model_repo), (
+                   select l.repo from listed_files as l
+                   where l.model_id = m.model_id and l.file_name = s.model_file_name
+                   order by l.repo_position, l.repo limit 1)) is not null
+                   then m.model_id || '@' || q.quant || '@' || coalesce(lower(s.model_repo), (
+                       select l.repo from listed_files as l
+                       where l.model_id = m.model_id and l.file_name = s.model_file_name
+                       order by l.repo_position, l.repo limit 1)) || '/' || s.model_file_name
+               else m.model_id || '@' || q.quant || '@' || s.model_file_name
+           end as build_id
     from samples as s
     left join hw as h
         on s.raw_hardware_name is not distinct from h.raw_hardware_name
@@ -239,7 +276,7 @@ one_per_sample as (
 ),
 run_prints as (
     select source, source_run_id, min(measured_at) as run_at, any_value(hardware_id) as hardware_id,
-           any_value(model_id) as model_id, any_value(quant) as quant, any_value(engine) as engine,
+           any_value(build_id) as build_id, any_value(engine) as engine,
            any_value(engine_version) as engine_version,
            md5(string_agg(concat_ws('|', test_name, n_prompt, n_gen, gen_tps, prompt_tps, ttft_ms, turn_time_ms),
                           ';' order by sample_index)) as fingerprint
@@ -249,7 +286,7 @@ run_prints as (
 resubmissions as (
     select source, source_run_id,
            coalesce(run_at - lag(run_at) over (
-               partition by hardware_id, model_id, quant, engine, engine_version, fingerprint
+               partition by hardware_id, build_id, engine, engine_version, fingerprint
                order by run_at, source, source_run_id) <= interval 30 minute, false) as is_resubmission
     from run_prints
 ),
@@ -262,12 +299,12 @@ measurements as (
     where s.trust in ('signed', 'source') and not (s.is_duplicate or r.is_resubmission)
 ),
 ordered as (
-    select hardware_id, model_id, quant, engine, test_profile, gen_tps,
+    select hardware_id, build_id, engine, test_profile, gen_tps,
            row_number() over w as position,
-           count(*) over (partition by hardware_id, model_id, quant, engine, test_profile) as n
+           count(*) over (partition by hardware_id, build_id, engine, test_profile) as n
     from measurements
     where gen_tps is not null
-    window w as (partition by hardware_id, model_id, quant, engine, test_profile order by gen_tps)
+    window w as (partition by hardware_id, build_id, engine, test_profile order by gen_tps)
 ),
 -- k of the order-statistic 95% interval of the median: largest k with P(Bin(n, 1/2) <= k-1) <= 0.025
 order_statistic_k as (
@@ -282,7 +319,7 @@ order_statistic_k as (
     group by n
 ),
 intervals as (
-    select o.hardware_id, o.model_id, o.quant, o.engine, o.test_profile,
+    select o.hardware_id, o.build_id, o.engine, o.test_profile,
            case when any_value(k.k) is null then min(o.gen_tps)
                 else max(case when o.position = k.k then o.gen_tps end) end as gen_tps_ci_low,
            case when any_value(k.k) is null then max(o.gen_tps)
@@ -293,8 +330,7 @@ intervals as (
     group by all
 ),
 groups as (
-    select hardware_id, model_id, quant, engine, test_profile,
-           any_value(build_id) as build_id,
+    select hardware_id, model_id, quant, build_id, engine, test_profile,
            count(distinct source || '|' || source_run_id) as n_runs,
            count(*) as n_samples,
            count(gen_tps) as n_gen_samples,
@@ -308,12 +344,12 @@ groups as (
 summary as (
     select g.*, i.gen_tps_ci_low, i.gen_tps_ci_high, i.interval_method
     from groups as g
-    left join intervals as i using (hardware_id, model_id, quant, engine, test_profile)
+    left join intervals as i using (hardware_id, build_id, engine, test_profile)
 ),
 ranks as (
-    select i.hardware_id, i.model_id, i.quant, i.engine, i.test_profile,
+    select i.hardware_id, i.build_id, i.engine, i.test_profile,
            1 + count(case when j.gen_tps_ci_low > i.gen_tps_ci_high then 1 end) as rank_best,
-           1 + count(case when not (j.model_id = i.model_id and j.quant = i.quant and j.engine = i.engine)
+           1 + count(case when not (j.build_id = i.build_id and j.engine = i.engine)
                            and j.gen_tps_ci_high >= i.gen_tps_ci_low then 1 end) as rank_worst,
            count(*) as rank_of
     from summary as i
@@ -326,4 +362,4 @@ select s.hardware_id, s.model_id, s.quant, s.engine, s.test_profile, s.build_id,
        s.n_gen_samples, s.gen_tps_median, s.gen_tps_ci_low, s.gen_tps_ci_high, s.interval_method,
        s.prompt_tps_median, s.ttft_ms_median, s.turn_time_ms_median, r.rank_best, r.rank_worst, r.rank_of
 from summary as s
-left join ranks as r using (hardware_id, model_id, quant, engine, test_profile);
+left join ranks as r using (hardware_id, build_id, engine, test_profile);
