@@ -11,13 +11,14 @@ with samples as (
 machines as (
     select
         machine_id,
-        any_value(hardware_id) as hardware_id,
-        any_value(coalesce(gpu_count, 1)) as gpu_count,
-        any_value(hardware_memory_gb) as gpu_memory_gib,
-        any_value(os) as os,
-        any_value(cpu_name) as cpu,
-        any_value(ram_gb) as ram_gib,
-        any_value(upper(country)) as country,
+        -- min(): one value per machine whatever the spelling, the same on every rebuild
+        min(hardware_id) as hardware_id,
+        min(coalesce(gpu_count, 1)) as gpu_count,
+        min(hardware_memory_gb) as gpu_memory_gib,
+        min(os) as os,
+        min(cpu_name) as cpu,
+        min(ram_gb) as ram_gib,
+        min(upper(country)) as country,
         count(distinct source || '|' || source_run_id) as n_runs
     from samples
     where machine_id is not null
