@@ -26,7 +26,8 @@ def snapshot(day: int, n_models: int = 12) -> bytes:
     if day % 3 == 0:
         data.append({"id": "vendor/model-1", "pricing": {"prompt": "0.000001", "completion": "0"}})  # listed twice
     if day % 4 == 0:
-        data.append({"id": "openrouter/auto", "pricing": {"prompt": "-1", "completion": "-1"}})  # dynamic price
+        data.append({"id": "openrouter/auto", "pricing": {"prompt": "-1", "completion": "-1"}})  # no fixed price: lands
+        data.append({"id": "vendor/negative", "pricing": {"prompt": "-0.000002", "completion": "0"}})  # quarantined
     if day % 5 == 0:
         data.append({"id": "vendor/odd", "context_length": "lots", "pricing": {"prompt": "0", "completion": "0"}})
     return json.dumps({"data": data}).encode()
