@@ -78,7 +78,7 @@ def test_router_with_dynamic_prices_is_not_in_marts_and_ids_are_canonicalised(of
     # an id no seed knows keeps a provisional id instead of a null
     assert query(db, """select model_id, is_model_in_catalogue from marts.fct_api_prices
                         where openrouter_id = 'liquid/lfm-2.2-6b'""") == [("unresolved:lfm-2.2-6b", False)]
-    # one open range per listed model of the latest snapshot (30 listed, the router quarantined)
+    # one open range per listed model of the latest snapshot (30 listed, the router without a fixed price left out)
     assert query(db, "select count(*) from marts.fct_api_prices where is_current") == [(29,)]
 
 

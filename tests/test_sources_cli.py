@@ -174,7 +174,8 @@ def test_sources_list_reads_manifests_and_ledgers(home, capsys):
     assert g["last_fetch"] == g["last_good_fetch"] == "2026-11-09T06:01:09Z"
     o = report["openrouter"]
     assert o["last_fetch"] == "2026-11-30T06:00:00Z" and o["last_good_fetch"] < o["last_fetch"]
-    assert o["payloads_rejected"] == 1 and o["rows_quarantined"] > 0  # "-1" router prices
+    # "-1" router prices land as "no fixed price": counted as landed, not quarantined
+    assert o["payloads_rejected"] == 1 and o["rows_quarantined"] == 0
     assert o["rows_landed"] == o["entities"]["models"]["rows_landed"]
     assert report["localscore"]["freshness"] == "never fetched" and report["localscore"]["rows_landed"] == 0
     assert report["runs"]["freshness"] == "files only"
