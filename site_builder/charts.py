@@ -6,7 +6,9 @@ import altair as alt
 import pandas as pd
 import vl_convert as vlc
 
-FONT = "system-ui, -apple-system, Segoe UI, Roboto, sans-serif"
+# the font vl-convert measures labels with (it bundles Liberation Sans) is the one the browser draws
+# them in (Debian's chromium pulls fonts-liberation), so long labels are not clipped
+FONT = "Liberation Sans, Arial, Helvetica, sans-serif"
 ACCENT = "#2563eb"
 
 
@@ -60,7 +62,7 @@ def interval_chart(rows: list[dict], label_key: str = "label") -> str | None:
                        "low": [float(r.get("gen_tps_ci_low") or r["gen_tps_median"]) for r in pts],
                        "high": [float(r.get("gen_tps_ci_high") or r["gen_tps_median"]) for r in pts]})
     order = list(df["entry"])
-    y = alt.Y("entry:N", sort=order, title=None, axis=alt.Axis(labelLimit=260))
+    y = alt.Y("entry:N", sort=order, title=None, axis=alt.Axis(labelLimit=300))
     bars = alt.Chart(df).mark_rule(color="#93c5fd", strokeWidth=5).encode(
         x=alt.X("low:Q", title="tokens per second"), x2="high:Q", y=y)
     dots = alt.Chart(df).mark_tick(color=ACCENT, thickness=2, size=14).encode(x="median:Q", y=y, tooltip=["entry", "median"])
@@ -72,8 +74,9 @@ def bar_chart(labels: list[str], values: list[float], title: str, estimate: list
         return None
     df = pd.DataFrame({"label": labels, "value": [float(v) for v in values],
                        "kind": ["estimate" if e else "measured" for e in (estimate or [False] * len(labels))]})
+    mixed = len(set(df["kind"])) > 1  # a legend only when some bars are estimates and some are not
     chart = alt.Chart(df).mark_bar().encode(
-        x=alt.X("value:Q", title=title), y=alt.Y("label:N", sort=labels, title=None, axis=alt.Axis(labelLimit=260)),
+        x=alt.X("value:Q", title=title), y=alt.Y("label:N", sort=labels, title=None, axis=alt.Axis(labelLimit=300)),
         color=alt.Color("kind:N", scale=alt.Scale(domain=["measured", "estimate"], range=[ACCENT, "#cbd5e1"]),
-                        legend=alt.Legend(title=None, orient="bottom")))
+                        legend=alt.Legend(title=None, orient="bottom") if mixed else None))
     return _svg(chart.properties(width=420, height=max(40, 22 * len(df))))
