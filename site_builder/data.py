@@ -179,15 +179,17 @@ class SiteData:
             return self.rows(f"""
                 SELECT machine_kind, memory_bytes, smallest_build_id, builds_held, builds_total
                 FROM site.{t} WHERE model_id = ? ORDER BY memory_bytes NULLS LAST, machine_kind""", [model_id])
-        if not self.has("model_expected_speed"):
+        if not (self.has("model_expected_speed") and self.has("model_memory_by_quant")):
             return []
-        total = self.rows("SELECT count(*) AS n FROM site.model_memory_by_quant WHERE model_id = ?", [model_id])[0]["n"] \
-            if self.has("model_memory_by_quant") else None
+        # a machine that holds any build holds the smallest one (same memory estimates)
         return self.rows("""
-            SELECT hardware_name AS machine_kind, NULL AS memory_bytes,
-                   CASE WHEN has_fitting_build THEN build_id END AS smallest_build_id,
-                   CASE WHEN has_fitting_build THEN NULL ELSE 0 END AS builds_held, ? AS builds_total
-            FROM site.model_expected_speed WHERE model_id = ? ORDER BY hardware_name""", [total, model_id])
+            WITH builds AS (SELECT build_id, estimated_bytes FROM site.model_memory_by_quant WHERE model_id = ?)
+            SELECT e.hardware_name AS machine_kind, NULL AS memory_bytes,
+                   CASE WHEN e.has_fitting_build THEN (SELECT arg_min(build_id, estimated_bytes) FROM builds) END
+                       AS smallest_build_id,
+                   CASE WHEN e.has_fitting_build THEN NULL ELSE 0 END AS builds_held,
+                   (SELECT count(*) FROM builds) AS builds_total
+            FROM site.model_expected_speed e WHERE e.model_id = ? ORDER BY e.hardware_name""", [model_id, model_id])
 
     def context_recall(self, model_id: str) -> list[dict]:
         """One row per (build, machine, context): pinned per-machine rows where present, else today's
