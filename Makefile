@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 SCALE ?= 0.02
 
-.PHONY: install refresh test bench dev clean
+.PHONY: install browser refresh test bench dev clean
 
 $(STAMP): requirements.lock pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -13,14 +13,20 @@ $(STAMP): requirements.lock pyproject.toml
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 	@touch $(STAMP)
 
-install: $(STAMP)
+install: $(STAMP) browser
+
+## The site tests drive Debian's headless Chromium through its chromedriver (nothing is downloaded
+## at test time): install both with apt-get when either is missing.
+browser:
+	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver; }
 
 ## Run the main job on the bundled offline snapshot.
 refresh: $(STAMP)
 	$(BIN)/benchwh refresh --offline
 
 ## Run the test suite.
-test: $(STAMP)
+test: $(STAMP) browser
 	$(BIN)/python -m pytest -q -n 3 --dist loadfile
 
 ## Scale benchmark (SCALE=1 for the full DESIGN §8 scale).

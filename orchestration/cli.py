@@ -9,7 +9,8 @@ import sys
 
 from ingest import config
 
-EXTRA_COMMANDS = ("orchestration.runs_cli", "orchestration.bench_cli", "orchestration.sources_cli")
+EXTRA_COMMANDS = ("orchestration.runs_cli", "orchestration.bench_cli", "orchestration.sources_cli",
+                  "orchestration.site_cli")
 
 
 class UserError(Exception):
@@ -34,6 +35,10 @@ def cmd_refresh(args) -> int:
     rows = sum(v["rows"] for v in result.landed.values())
     quarantined = sum(v["quarantined"] for v in result.landed.values())
     per_source = ", ".join(f"{k} {v['rows']}" for k, v in sorted(result.landed.items()))
+    if result.unchanged:
+        print(f"nothing new: {rows} rows landed ({per_source}) and no table changed; "
+              f"published version {result.version} stays, nothing published")
+        return 0
     print(f"refreshed {result.version}: {rows} rows landed ({per_source}), {quarantined} quarantined, "
           f"{result.tables} tables published in {result.seconds:.1f}s -> {config.published_path()}")
     return 0

@@ -18,6 +18,7 @@ class RefreshResult:
     landed: dict = field(default_factory=dict)  # source -> {"rows": n, "quarantined": n}
     version: str | None = None
     tables: int = 0
+    unchanged: bool = False  # no table differed from the published version: nothing was published
 
 
 def _failure_reason(result) -> str:
@@ -78,5 +79,6 @@ def run_refresh(offline: bool = False, sources: list[str] | None = None,
                     agg["quarantined"] += int(md.get("rows_quarantined", 0))
                 elif key[0] == "publish":
                     out.version = md.get("version")
+                    out.unchanged = bool(md.get("unchanged"))
                     out.tables = int(md.get("tables", 0))
         return out

@@ -112,8 +112,14 @@ def read_version(path: Path) -> dict | None:
     return {"version": row[0], "build_started_at": str(row[1]), "code_revision": row[2]} if row else None
 
 
-def publish(build_file: Path, sources_meta: dict, log: Callable[[str], None]) -> dict:
-    """Audit, then atomically replace the published file, record history and write exports."""
+def publish(build_file: Path, sources_meta: dict, log: Callable[[str], None], if_changed: bool = True) -> dict:
+    """Audit, then atomically replace the published file, record history and write exports.
+
+    With `if_changed` (what refreshes do), a build whose tables equal the published ones is not
+    published: the result says `unchanged` and names the version that stays.
+    """
+    from orchestration.diff import diff_files
+
     build_file = Path(build_file)
     finalize_build(build_file)
     inventory = audit_build(build_file)
@@ -123,12 +129,17 @@ def publish(build_file: Path, sources_meta: dict, log: Callable[[str], None]) ->
         current = read_version(published)
         if current and new and new["version"] < current["version"]:
             raise PublishError(f"refusing to replace published {current['version']} with older build {new['version']}")
+        changes = diff_files(published, build_file) if current else None
+        if if_changed and changes is not None and not changes["changed"]:
+            build_file.unlink()
+            log(f"nothing changed: no table differs from published {current['version']}; nothing published")
+            return {"version": current["version"], "tables": inventory, "unchanged": True}
         history_dir().mkdir(parents=True, exist_ok=True)
         shutil.copy2(build_file, history_dir() / f"{new['version']}.duckdb")
         prune_history()
         os.replace(build_file, published)
         _fsync_dir(published.parent)
-        write_exports(published, inventory, new, sources_meta)
+        write_exports(published, inventory, new, sources_meta, changes)
     log(f"published {new['version']}: {sum(1 for t in inventory if not t.startswith('audit.'))} tables, exports written")
     return {"version": new["version"], "tables": inventory}
 
@@ -151,8 +162,14 @@ def list_history() -> list[str]:
     return [p.stem for p in sorted(history_dir().glob("*.duckdb"))] if history_dir().exists() else []
 
 
-def write_exports(published: Path, inventory: dict, version: dict, sources_meta: dict) -> None:
-    """Each marts/site table to exports/<table>.parquet, then exports/manifest.json last."""
+def write_exports(published: Path, inventory: dict, version: dict, sources_meta: dict,
+                  changes: dict | None = None) -> None:
+    """Each marts/site table to exports/<table>.parquet, then exports/manifest.json last.
+
+    `changes` is the diff against the version this one replaced (orchestration/diff.py), None for
+    a first publish or a rollback. A `docs` entry of the previous manifest is kept while the docs
+    folder is there (`benchwh docs` regenerates it for the new version).
+    """
     out = exports_dir()
     out.mkdir(parents=True, exist_ok=True)
     exported = {t: v for t, v in inventory.items() if t.split(".")[0] in ("marts", "site")}
@@ -179,10 +196,22 @@ def write_exports(published: Path, inventory: dict, version: dict, sources_meta:
         "code_revision": version["code_revision"],
         "tables": {t: {"file": f"{t.split('.', 1)[1]}.parquet", **v} for t, v in exported.items()},
         "sources": sources_meta,
+        "changes": changes,
     }
+    if (out / "docs" / "index.html").exists():
+        manifest["docs"] = _docs_entry(out)
     tmp = out / ".manifest.json.tmp"
-    tmp.write_text(json.dumps(manifest, indent=2, sort_keys=True))
+    tmp.write_text(json.dumps(manifest, indent=2, sort_keys=True, default=str))  # diff keys hold dates
     os.replace(tmp, out / "manifest.json")
+
+
+def _docs_entry(out: Path) -> dict:
+    previous = {}
+    try:
+        previous = json.loads((out / "manifest.json").read_text()).get("docs") or {}
+    except (OSError, ValueError):
+        pass
+    return {"path": "docs/index.html", "generated_for": previous.get("generated_for")}
 
 
 def rollback(version: str | None, sources_meta: dict, log: Callable[[str], None]) -> str:

@@ -44,6 +44,7 @@ def benchmarks_duckdb(context: dg.AssetExecutionContext) -> dg.MaterializeResult
         shutil.rmtree(target, ignore_errors=True)
     return dg.MaterializeResult(metadata={
         "version": result["version"],
+        "unchanged": bool(result.get("unchanged")),
         "tables": len(result["tables"]),
         "rows": sum(t["rows"] for t in result["tables"].values()),
     })

@@ -115,7 +115,10 @@ def cmd_runs_add(args) -> int:
             print(f"benchwh: landed, but the rebuild failed: {result.error}", file=sys.stderr)
             return 1
         version = getattr(result, "version", None)
-        print(f"published{' ' + version if version else ''} -> {config.published_path()}")
+        if getattr(result, "unchanged", False):
+            print(f"no table changed: published version {version} stays")
+        else:
+            print(f"published{' ' + version if version else ''} -> {config.published_path()}")
     return 1 if rejected else 0
 
 

@@ -1,0 +1,185 @@
+"""Render the reference site: static HTML pages with inline SVG charts, no network needed."""
+from __future__ import annotations
+
+import re
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import jinja2
+
+from site_builder import charts, fmt
+from site_builder.data import SiteData
+
+TEMPLATES = Path(__file__).parent / "templates"
+# speed-row `source` values -> the manifest source that delivered them
+SPEED_SOURCE_TO_MANIFEST = {"localscore": "localscore", "runfile": "runs", "llama-bench": "runs", "ollama": "runs",
+                            "llama-server": "runs", "vllm": "runs"}
+LOCALSCORE_RESULT_URL = "https://www.localscore.ai/result/{}"
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", str(text)).strip("-") or "x"
+
+
+@dataclass
+class Page:
+    path: str            # relative to the site root
+    title: str
+    kind: str            # index | leaderboard | model | hardware
+    sources: set[str] = field(default_factory=set)
+
+
+def _env() -> jinja2.Environment:
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True,
+                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    for name in ("tps", "interval", "rank_range", "count", "seconds", "gb", "usd", "tokens_short", "grams"):
+        env.filters[name] = getattr(fmt, name)
+    env.filters["slug"] = slug
+    return env
+
+
+def protocol_sentence(prompt_tokens, gen_tokens, n_runs_max) -> str:
+    """The leaderboard's one-line protocol, from the profile's own token counts."""
+    what = "How fast the model writes its answer: tokens per second"
+    if gen_tokens:
+        what += f" over {fmt.count(gen_tokens)} generated tokens"
+    if prompt_tokens:
+        what += f", after a prompt of about {fmt.count(prompt_tokens)} tokens"
+    return (what + ". Median of the runs behind each row (up to " + fmt.count(n_runs_max) + "); the interval is the "
+            "distribution-free 95% interval of the median (the range of the samples for 5 or fewer).")
+
+
+def _speed_sources(rows: list[dict]) -> set[str]:
+    out = set()
+    for r in rows:
+        for s in str(r.get("sources") or "").split(","):
+            if s.strip():
+                out.add(SPEED_SOURCE_TO_MANIFEST.get(s.strip(), s.strip()))
+    return out
+
+
+def _source_links(row: dict) -> list[dict]:
+    """Links to the source's own result pages where the row carries run ids, else the source names."""
+    ids = row.get("run_ids")
+    if isinstance(ids, str):
+        ids = [i.strip() for i in ids.split(",") if i.strip()]
+    links = []
+    sources = [s.strip() for s in str(row.get("sources") or "").split(",") if s.strip()]
+    if ids and sources == ["localscore"]:
+        return [{"text": "LocalScore", "href": LOCALSCORE_RESULT_URL.format(i)} for i in ids]
+    for s in sources:
+        links.append({"text": "LocalScore" if s == "localscore" else f"{s} (signed run)" if s == "runfile" else s,
+                      "href": "https://www.localscore.ai" if s == "localscore" else None})
+    return links
+
+
+class SiteBuilder:
+    def __init__(self, data: SiteData, out: Path):
+        self.data, self.out = data, Path(out)
+        self.env = _env()
+        self.pages: list[Page] = []
+
+    def _write(self, page: Page, template: str, **ctx) -> None:
+        depth = page.path.count("/")
+        html = self.env.get_template(template).render(
+            page=page, root="../" * depth, version=self.data.version, manifest=self.data.manifest,
+            page_sources=[(name, self.data.sources().get(name, {})) for name in sorted(page.sources)], **ctx)
+        target = self.out / page.path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(html)
+        self.pages.append(page)
+
+    def build(self) -> list[Page]:
+        if self.out.exists():
+            shutil.rmtree(self.out)
+        self.out.mkdir(parents=True)
+        profiles = self.data.test_profiles()
+        models = self.data.model_ids()
+        hardware = self.data.hardware_ids()
+        for profile in profiles:
+            self.leaderboard(profile)
+        for m in models:
+            self.model(m["model_id"], m["model_name"] or m["model_id"])
+        for h in hardware:
+            self.hardware(h["hardware_id"], h["hardware_name"] or h["hardware_id"])
+        index = Page("index.html", "Bench Warehouse", "index", set(self.data.sources()))
+        self._write(index, "index.html", profiles=profiles, models=models, hardware=hardware)
+        return self.pages
+
+    # --- pages ---------------------------------------------------------------------------------
+
+    def leaderboard(self, profile: str) -> None:
+        rows = self.data.leaderboard_rows(profile)
+        machines: dict[str, dict] = {}
+        for r in rows:
+            r["label"] = f"{r['model_name'] or r['model_id']} ({r['quant']})"
+            m = machines.setdefault(r["hardware_id"], {"hardware_id": r["hardware_id"],
+                                                        "hardware_name": r["hardware_name"] or r["hardware_id"], "rows": []})
+            m["rows"].append(r)
+        for m in machines.values():
+            m["chart"] = charts.interval_chart(m["rows"])
+        prompt = max((r["prompt_tokens"] or 0 for r in rows), default=0)
+        gen = max((r["gen_tokens"] or 0 for r in rows), default=0)
+        page = Page(f"leaderboards/{slug(profile)}.html", f"Leaderboard {profile}", "leaderboard",
+                    {"localscore", "runs"})
+        self._write(page, "leaderboard.html", profile=profile, machines=list(machines.values()),
+                    protocol=protocol_sentence(prompt, gen, max((r["n_runs"] or 0 for r in rows), default=0)),
+                    gen_tokens=gen)
+
+    def model(self, model_id: str, name: str) -> None:
+        d = self.data
+        speeds = d.measured_speeds(model_id)
+        for r in speeds:
+            r["links"] = _source_links(r)
+        memory = d.memory_by_quant(model_id)
+        expected = d.expected_speeds(model_id)
+        cost = d.cost_vs_api(model_id)
+        api_prices = [r["api_usd_per_mtok"] for r in cost if r["api_usd_per_mtok"] is not None]
+        api_price = api_prices[0] if api_prices else None
+        fits = d.fits_on(model_id)
+        recall = d.context_recall(model_id)
+        recall_sizes = sorted({r["context_tokens"] for r in recall})
+        recall_rows: dict[tuple, dict] = {}
+        for r in recall:
+            key = (r["build_id"], r["machine_id"])
+            row = recall_rows.setdefault(key, {"build_id": r["build_id"], "machine_id": r["machine_id"],
+                                               "contributor": r["contributor"], "cells": {}, "stop_reason": None})
+            row["cells"][r["context_tokens"]] = r["recalled"]
+            row["stop_reason"] = row["stop_reason"] or r["stop_reason"]
+        carbon = d.carbon(model_id)
+        builds = d.builds(model_id)
+        fit = next((r for r in expected if r["is_estimate"] and r["fit_n"] is not None), None)
+        sources = _speed_sources(speeds) | {"huggingface"} if memory or builds else _speed_sources(speeds)
+        if cost:
+            sources.add("openrouter")
+        if carbon:
+            sources.add("grid")
+        if expected and not speeds:
+            sources |= {"huggingface"}
+        page = Page(f"models/{slug(model_id)}.html", name, "model", sources)
+        self._write(
+            page, "model.html", model_id=model_id, name=name, speeds=speeds, memory=memory, expected=expected,
+            fit=fit, cost=cost, api_price=api_price, price_chart=charts.speed_against_price(cost, api_price),
+            fits=fits, recall_sizes=recall_sizes, recall_rows=list(recall_rows.values()),
+            carbon=carbon, grid=d.sources().get("grid", {}), builds=builds,
+            contributors=d.contributors(model_id), capabilities=d.capabilities(model_id),
+            expected_chart=charts.bar_chart([r["hardware_name"] for r in expected if r["gen_tps"] is not None],
+                                            [r["gen_tps"] for r in expected if r["gen_tps"] is not None],
+                                            "expected tokens per second",
+                                            [bool(r["is_estimate"]) for r in expected if r["gen_tps"] is not None]),
+        )
+
+    def hardware(self, hardware_id: str, name: str) -> None:
+        rows = self.data.hardware_models(hardware_id)
+        for r in rows:
+            r["label"] = f"{r['model_name'] or r['model_id']} ({r['quant']}, {r['engine']})"
+        page = Page(f"hardware/{slug(hardware_id)}.html", name, "hardware", _speed_sources(rows))
+        self._write(page, "hardware.html", hardware_id=hardware_id, name=name, rows=rows,
+                    profiles=self.data.hardware_profiles(hardware_id),
+                    chart=charts.bar_chart([r["label"] for r in rows], [r["gen_tps_median"] or 0 for r in rows],
+                                           "median tokens per second"))
+
+
+def build_site(source: Path, manifest: Path, out: Path) -> list[Page]:
+    return SiteBuilder(SiteData(source, manifest), out).build()
