@@ -94,7 +94,6 @@ def test_diff_user_errors_are_one_line(with_new_run):
     assert len(proc.stderr.strip().splitlines()) == 1
 
 
-@pytest.mark.xfail(strict=False, reason="needs issue 14's build grain")
 def test_model_measured_by_two_packagers_shows_two_build_rows(with_new_run, tmp_path):
     home, *_ = with_new_run
     proc = run_benchwh(home, "site", "build", "--out", str(tmp_path / "site"))
