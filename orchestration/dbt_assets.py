@@ -88,6 +88,7 @@ def dbt_build(context: dg.AssetExecutionContext, dbt: DbtCliResource):
     path.parent.mkdir(parents=True, exist_ok=True)
     os.environ["BENCHWH_BUILD_PATH"] = str(path)
     os.environ["BENCHWH_HOME"] = str(config.home())
+    os.environ["BENCHWH_PARENT_PID"] = str(os.getpid())  # benchwh-dbt exits if this process is gone
     os.environ.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
     target = build_dir() / f"{context.run_id}-target"
     progress(f"dbt: building into {path.name}")

@@ -44,11 +44,16 @@ def run_refresh(offline: bool = False, sources: list[str] | None = None,
     """Fetch (all sources, the named ones, or none when sources == []), land, build, audit, publish."""
     from orchestration.instance import ensure_dagster_home
     from orchestration.publish import clean_abandoned_builds, home_lock
+    from orchestration.verify import check_published, sweep_temporaries
 
     started = time.monotonic()
     ensure_dagster_home()
     with home_lock("refresh", log):
         clean_abandoned_builds(log=log)
+        sweep_temporaries(log=log)
+        state = check_published()
+        if not state["ok"]:
+            log(f"published file damaged: {state['problem']} (this refresh replaces it; `benchwh rollback` restores the newest good version)")
         from dagster import DagsterInstance
 
         from orchestration.definitions import defs
