@@ -175,22 +175,29 @@ def fault(point: str) -> None:
 # -- the published file ------------------------------------------------------------------
 
 def check_published(full: bool = False) -> dict:
-    """State of the published file: {"ok", "version", "problem"}. Cheap: sha256 against the index."""
+    """State of the published file: {"ok", "version", "problem"}.
+
+    Cheap (default): it opens, names its version, and its sha256 is the one recorded for that
+    version in history/index.json. Full: every table reads as well.
+    """
+    from orchestration.publish import read_version
+
     path = config.published_path()
     if not path.exists():
         return {"ok": True, "version": None, "problem": None}
-    digest = file_sha256(path)
-    version = version_of_sha(digest)
-    try:
-        if full or version is None:
+    info = read_version(path)
+    if info is None:
+        return {"ok": False, "version": None, "problem": f"{path}: cannot be opened or names no version"}
+    version = info["version"]
+    recorded = load_index().get(version, {}).get("sha256")
+    if recorded and file_sha256(path) != recorded:
+        return {"ok": False, "version": version,
+                "problem": f"{path}: sha256 differs from the one recorded for version {version}"}
+    if full:
+        try:
             read_all_tables(path)
-        elif not full:
-            # the index knows these bytes; still make sure the file opens
-            duckdb.connect(str(path), read_only=True).close()
-    except DamagedFile as exc:
-        return {"ok": False, "version": version, "problem": str(exc)}
-    except duckdb.Error as exc:
-        return {"ok": False, "version": version, "problem": f"{path}: cannot be opened ({_first_line(exc)})"}
+        except DamagedFile as exc:
+            return {"ok": False, "version": version, "problem": str(exc)}
     return {"ok": True, "version": version, "problem": None}
 
 
