@@ -63,6 +63,7 @@ def fetch_source(source: Source, store: RawStore, offline: bool) -> int:
         source=source.name, base_url=source.base_url(),
         client=PoliteClient(log=progress), store=store, parser_version=source.parser_version,
         log=progress, landed_values=landed_values_reader(source.name),
+        max_body_bytes=source.max_body_bytes, redirect_hosts=tuple(source.redirect_hosts),
     )
     try:
         source.fetch(ctx)
