@@ -115,6 +115,9 @@ class Source:
     # above), and the other hosts a redirect may lead to (each then obeys its robots.txt).
     max_body_bytes: ClassVar[int] = 64 * 1024 * 1024
     redirect_hosts: ClassVar[tuple[str, ...]] = ()
+    # Snapshot sources: a new snapshot needs this share of the median of the last good landings
+    # (ingest.landing.volume_reference); env BENCHWH_<NAME>_VOLUME_MIN_SHARE overrides, 0 = off.
+    volume_min_share: ClassVar[float] = 0.5
 
     def base_url(self) -> str:
         """The base URL to fetch from: the pinned env variable, `BENCHWH_<NAME>_URL`, or default_url."""

@@ -34,8 +34,10 @@ def cmd_refresh(args) -> int:
     rows = sum(v["rows"] for v in result.landed.values())
     quarantined = sum(v["quarantined"] for v in result.landed.values())
     per_source = ", ".join(f"{k} {v['rows']}" for k, v in sorted(result.landed.items()))
+    rejected = sum(v.get("rejected", 0) for v in result.landed.values())
     print(f"refreshed {result.version}: {rows} rows landed ({per_source}), {quarantined} quarantined, "
-          f"{result.tables} tables published in {result.seconds:.1f}s -> {config.published_path()}")
+          + (f"{rejected} payloads rejected (see above), " if rejected else "")
+          + f"{result.tables} tables published in {result.seconds:.1f}s -> {config.published_path()}")
     return 0
 
 

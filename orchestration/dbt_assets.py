@@ -80,10 +80,22 @@ def first_dbt_failure(target: os.PathLike) -> str:
 ensure_manifest()
 
 
+def damage_stops_the_build() -> None:
+    """Landing files checked against their ledger sha256, raw manifest against raw blobs (issue #12)."""
+    from ingest.integrity import check_home
+    from ingest.source import load_sources
+
+    problems = check_home(config.home(), sorted(load_sources()))
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise dg.Failure(description=f"damage found, nothing published: {problems[0]}{more}")
+
+
 @dbt_assets(manifest=MANIFEST_PATH, dagster_dbt_translator=BenchTranslator(
     settings=DagsterDbtTranslatorSettings(enable_asset_checks=True)), name="dbt_build")
 def dbt_build(context: dg.AssetExecutionContext, dbt: DbtCliResource):
     """Build staging → marts/site/audit into warehouse/build/<run id>.duckdb, with dbt tests."""
+    damage_stops_the_build()
     path = build_path(context.run_id)
     path.parent.mkdir(parents=True, exist_ok=True)
     os.environ["BENCHWH_BUILD_PATH"] = str(path)

@@ -78,9 +78,10 @@ def run_refresh(offline: bool = False, sources: list[str] | None = None,
                 key = mat.asset_key.path
                 md = {k: v.value for k, v in mat.metadata.items()}
                 if key[0] == "landing":
-                    agg = out.landed.setdefault(key[1], {"rows": 0, "quarantined": 0})
+                    agg = out.landed.setdefault(key[1], {"rows": 0, "quarantined": 0, "rejected": 0})
                     agg["rows"] += int(md.get("rows_landed", 0))
                     agg["quarantined"] += int(md.get("rows_quarantined", 0))
+                    agg["rejected"] = max(agg["rejected"], int(md.get("payloads_rejected", 0)))  # per source, not entity
                 elif key[0] == "publish":
                     out.version = md.get("version")
                     out.tables = int(md.get("tables", 0))
