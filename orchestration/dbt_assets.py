@@ -4,6 +4,7 @@ import contextlib
 import json
 import os
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any, Mapping
 
 import dagster as dg
@@ -122,6 +123,7 @@ def dbt_build(context: dg.AssetExecutionContext, dbt: DbtCliResource):
             if isinstance(event, dg.Output):
                 built += 1
             yield event
+    Path(str(path) + ".pid").unlink(missing_ok=True)  # benchwh-dbt's pid file: dbt has exited
     if not invocation.is_successful():
         raise dg.Failure(description=f"{first_dbt_failure(target)} (log: {log_path})")
     progress(f"dbt: {built} models built and tested")

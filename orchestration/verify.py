@@ -204,13 +204,18 @@ def check_published(full: bool = False) -> dict:
 # -- temporary and abandoned files -------------------------------------------------------
 
 def pid_alive(pid: int) -> bool:
+    """A running process (a zombie no one reaped yet writes nothing: dead)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
+            return fh.read().rsplit(")", 1)[-1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
 
 
 def sweep_temporaries(log: Callable[[str], None] | None = None) -> int:
