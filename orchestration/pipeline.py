@@ -39,12 +39,26 @@ def _failure_reason(result) -> str:
     return "the refresh run failed"
 
 
+def _all_failure_texts(result) -> list[str]:
+    """Every step failure's messages, causes included (a full disk may show only in a cause)."""
+    texts = []
+    for event in result.all_events:
+        if event.event_type_value == "STEP_FAILURE":
+            err = getattr(event.event_specific_data, "error", None)
+            while err is not None:
+                texts.append(err.message or "")
+                err = err.cause
+            user = getattr(event.event_specific_data, "user_failure_data", None)
+            texts.append(getattr(user, "description", None) or "")
+    return texts
+
+
 def run_refresh(offline: bool = False, sources: list[str] | None = None,
                 log: Callable[[str], None] = progress) -> RefreshResult:
     """Fetch (all sources, the named ones, or none when sources == []), land, build, audit, publish."""
     from orchestration.instance import ensure_dagster_home
     from orchestration.publish import clean_abandoned_builds, home_lock
-    from orchestration.verify import check_published, sweep_temporaries
+    from orchestration.verify import check_published, disk_full_line, sweep_temporaries
 
     started = time.monotonic()
     ensure_dagster_home()
@@ -70,7 +84,9 @@ def run_refresh(offline: bool = False, sources: list[str] | None = None,
                             seconds=time.monotonic() - started)
         if not result.success:
             out.error = _failure_reason(result)
-            clean_abandoned_builds(log=None)
+            out.error = disk_full_line(" ".join(_all_failure_texts(result)) + " " + out.error) or out.error
+            clean_abandoned_builds(log=None)  # a full disk keeps no half-written build or WAL
+            sweep_temporaries()
             return out
         for event in result.all_events:
             if event.event_type_value == "ASSET_MATERIALIZATION":

@@ -166,6 +166,25 @@ def disk_error(exc: OSError, path: Path) -> OSError:
     return OSError(exc.errno, f"disk full writing {path} ({free / 1e6:.1f} MB free)")
 
 
+_DISK_FULL = ("no space left on device", "disk i/o error", "database or disk is full", "disk quota exceeded",
+              "disk full")
+
+
+def disk_full_line(text: str) -> str | None:
+    """One line for a full disk, naming the path written (when the error says it) and the free
+    space of the warehouse home; None when the text is not about a full disk."""
+    lowered = (text or "").lower()
+    if not any(marker in lowered for marker in _DISK_FULL):
+        return None
+    home = config.home()
+    found = re.search(re.escape(str(home)) + r"[^\s'\"]*", text or "")
+    try:
+        free = shutil.disk_usage(home).free
+    except OSError:
+        free = 0
+    return f"disk full writing {found.group(0).rstrip('.,:;)') if found else home} ({free / 1e6:.1f} MB free)"
+
+
 def fault(point: str) -> None:
     """Test hook: BENCHWH_FAULT=<point> kills this process (SIGKILL) when it reaches that point."""
     if os.environ.get("BENCHWH_FAULT") == point:
