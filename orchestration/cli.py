@@ -146,7 +146,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return int(args.func(args) or 0)
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()  # a closed pipe shows here, inside the handlers below, not at exit
+        return code
     except UserError as exc:
         print(f"benchwh: {exc}", file=sys.stderr)
         return 2

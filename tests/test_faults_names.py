@@ -42,3 +42,21 @@ def test_control_characters_and_bidi_marks_refused_in_every_format(bad):
         parse_text(json.dumps([lb_record(gpu_info=bad)]))
     with pytest.raises(RunRejected, match="control characters or bidirectional marks"):
         parse_text(json.dumps([lb_record()]), meta={"gpu": bad})
+
+
+def test_rejected_junk_kept_in_raw_within_its_budget(home, tmp_path, monkeypatch):
+    """The probe's zip of junk added 100 MB to raw/: rejected bytes are now kept within a budget."""
+    from ingest.runs.add import REJECTED_KEEP_FILE_BYTES, add_paths
+
+    monkeypatch.setenv("BENCHWH_REJECTED_RAW_MB", "0.2")
+    junk = tmp_path / "junk"
+    junk.mkdir()
+    for i in range(40):
+        (junk / f"j{i:02d}.txt").write_text(f"junk {i} " + "not a benchmark output " * 400)  # ~9 KB each
+    (junk / "big.txt").write_text("x" * (REJECTED_KEEP_FILE_BYTES + 1))
+    results = add_paths([junk], home)
+    assert len(results) == 41 and all(r.status == "rejected" for r in results)
+    kept = sum(p.stat().st_size for p in (home / "raw" / "runs").rglob("*.json"))
+    assert 0 < kept <= 200_000  # some rejections kept (their quarantine rows rebuild from raw), not all
+    results = add_paths([junk], home)  # a second drop adds nothing: the budget is spent
+    assert sum(p.stat().st_size for p in (home / "raw" / "runs").rglob("*.json")) == kept

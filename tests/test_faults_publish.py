@@ -12,7 +12,7 @@ import duckdb
 from orchestration import publish as pub
 from orchestration import verify
 from tests.faults import files_outside
-from tests.pipeline_helpers import benchwh_env, file_sha256, run_benchwh
+from tests.pipeline_helpers import BENCHWH, benchwh_env, file_sha256, run_benchwh
 from tests.test_publish import make_build
 
 PUBLISH_WITH_FAULT = """
@@ -145,3 +145,14 @@ def test_build_files_of_a_live_dbt_are_not_cleaned(tmp_path, monkeypatch):
         writer.wait()
     pub.clean_abandoned_builds()
     assert not (build / "live-run.duckdb").exists()
+
+
+def test_status_into_a_closed_pipe(tmp_path):
+    """`benchwh status | head`: the reader is gone before status writes; no BrokenPipeError."""
+    proc = subprocess.Popen([BENCHWH, "status"],
+                            env=benchwh_env(tmp_path / "warehouse"), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()  # like `head` that has already exited
+    err = proc.stderr.read().decode()
+    proc.wait(timeout=120)
+    assert "BrokenPipeError" not in err and "Traceback" not in err, err
+    assert proc.returncode == 141
