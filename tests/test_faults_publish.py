@@ -156,3 +156,16 @@ def test_status_into_a_closed_pipe(tmp_path):
     proc.wait(timeout=120)
     assert "BrokenPipeError" not in err and "Traceback" not in err, err
     assert proc.returncode == 141
+
+
+def test_refresh_replaces_a_published_file_with_a_garbled_header(warehouse_copy):
+    home = warehouse_copy
+    outside = files_outside(home)
+    _garble_header(home / "benchmarks.duckdb")
+    proc = run_benchwh(home, "refresh", "--no-fetch")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "published file damaged" in proc.stderr
+    version = pub.read_version(home / "benchmarks.duckdb")["version"]
+    assert file_sha256(home / "benchmarks.duckdb") == _index(home)[version]["sha256"]
+    assert run_benchwh(home, "status", "--verify").returncode == 0
+    assert files_outside(home) == outside
