@@ -36,6 +36,11 @@ def max_rps() -> float:
     return float(os.environ.get("BENCHWH_MAX_RPS") or 1.0)
 
 
+def fetch_deadline_s() -> float:
+    """The longest one HTTP request may take, body included (env BENCHWH_FETCH_DEADLINE_S)."""
+    return float(os.environ.get("BENCHWH_FETCH_DEADLINE_S") or 300)
+
+
 def raw_dir() -> Path:
     return home() / "raw"
 

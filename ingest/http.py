@@ -30,6 +30,13 @@ _TRANSIENT = (
 )
 # A site asking for more than this between requests is taken at its word only up to here.
 _MAX_CRAWL_DELAY_S = 60.0
+# Bounds on one request (issue #12): a body above max_bytes is refused while it streams (never
+# held whole), and a request that has not finished within its deadline is cut off, however
+# slowly the server trickles. Sources may set their own max_body_bytes.
+DEFAULT_MAX_BYTES = 64 * 1024 * 1024
+DEFAULT_DEADLINE_S = 300.0
+_MAX_REDIRECTS = 5
+_CHUNK = 64 * 1024
 
 
 class FetchError(Exception):
@@ -95,6 +102,8 @@ class PoliteClient:
         respect_robots: bool = True,
         session: requests.Session | None = None,
         log: Callable[[str], None] | None = None,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        deadline_s: float | None = None,
     ):
         self.user_agent = user_agent
         self.max_rps = float(max_rps if max_rps is not None else config.max_rps())
@@ -107,6 +116,8 @@ class PoliteClient:
         self.respect_robots = respect_robots
         self.session = session or requests.Session()
         self.log = log
+        self.max_bytes = int(max_bytes)
+        self.deadline_s = float(deadline_s if deadline_s is not None else config.fetch_deadline_s())
         self.stats = FetchStats()
         self._lock = threading.Lock()  # guards stats, _next_slot, _robots, _robots_locks
         self._next_slot: dict[str, float] = {}  # host -> earliest monotonic time of its next request
@@ -131,8 +142,15 @@ class PoliteClient:
         etag: str | None = None,
         last_modified: str | None = None,
         headers: Mapping[str, str] | None = None,
+        max_bytes: int | None = None,
+        redirect_hosts: tuple[str, ...] = (),
     ) -> requests.Response:
-        """GET url; returns the response for 2xx and 304, raises FetchError otherwise."""
+        """GET url; returns the response for 2xx and 304, raises FetchError otherwise.
+
+        Redirects are followed within the same host; to another host only when its name is in
+        `redirect_hosts` (then that host's robots.txt and rate limit apply). `response.url` is
+        the final URL.
+        """
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.netloc:
             raise FetchError(url, "not an http(s) URL")
@@ -145,7 +163,25 @@ class PoliteClient:
         if last_modified:
             sent_headers["If-Modified-Since"] = last_modified
         sent_headers.update(headers or {})
-        response = self._request(full_url, sent_headers)
+        limit = self.max_bytes if max_bytes is None else int(max_bytes)
+        current = full_url
+        for _hop in range(_MAX_REDIRECTS + 1):
+            response = self._request(current, sent_headers, limit)
+            if response.status_code not in (301, 302, 303, 307, 308) or "location" not in response.headers:
+                break
+            target = requests.compat.urljoin(current, response.headers["location"])
+            if urlsplit(target).scheme not in ("http", "https"):
+                raise FetchError(full_url, f"redirected to a non-http URL {target[:200]}")
+            if _host_key(target) != _host_key(current):
+                host = (urlsplit(target).hostname or "").lower()
+                if host not in {h.lower() for h in redirect_hosts}:
+                    raise FetchError(full_url, f"redirected to another host {host} (not allowed for this source: "
+                                     "add it to the source's redirect_hosts)")
+                if self.respect_robots and not self._allowed(target):
+                    raise FetchError(target, "disallowed by robots.txt (after a redirect)")
+            current = target
+        else:
+            raise FetchError(full_url, f"more than {_MAX_REDIRECTS} redirects")
         if response.status_code == 304:
             with self._lock:
                 self.stats.not_modified += 1
@@ -166,8 +202,9 @@ class PoliteClient:
 
     # -- internals ------------------------------------------------------------------------
 
-    def _request(self, url: str, headers: Mapping[str, str]) -> requests.Response:
+    def _request(self, url: str, headers: Mapping[str, str], max_bytes: int | None = None) -> requests.Response:
         """Send with retries; returns the last response (any status) or raises FetchError."""
+        max_bytes = self.max_bytes if max_bytes is None else max_bytes
         attempts = self.retries + 1
         for attempt in range(1, attempts + 1):
             self._wait_for_slot(url)
@@ -177,7 +214,7 @@ class PoliteClient:
                     self.stats.retries += 1
             retry_after = None
             try:
-                response = self.session.get(url, headers=headers, timeout=self.timeout)
+                response = self._bounded_get(url, headers, max_bytes)
             except _TRANSIENT as exc:
                 what = _describe(exc)
             except requests.exceptions.RequestException as exc:
@@ -200,6 +237,36 @@ class PoliteClient:
                 self.log(f"GET {url}: retrying in {delay:.1f}s after {what} (attempt {attempt + 1}/{attempts})")
             self._sleep(delay)
         raise AssertionError("unreachable")
+
+    def _bounded_get(self, url: str, headers: Mapping[str, str], max_bytes: int) -> requests.Response:
+        """One GET, its body streamed under a size cap and an overall deadline (FetchError past either)."""
+        started = time.monotonic()
+        response = self.session.get(url, headers=headers, timeout=self.timeout, stream=True,
+                                    allow_redirects=False)
+        try:
+            declared = response.headers.get("Content-Length")
+            if declared and declared.isdigit() and int(declared) > max_bytes:
+                raise FetchError(url, f"body of {int(declared)} bytes is above the {max_bytes}-byte limit")
+            parts, size = [], 0
+            while True:
+                # read1: whatever one read returns, so a trickling server meets the deadline check
+                chunk = _read_some(response.raw)
+                if not chunk:
+                    break
+                size += len(chunk)
+                if size > max_bytes:
+                    raise FetchError(url, f"body above the {max_bytes}-byte limit (stopped reading)")
+                if time.monotonic() - started > self.deadline_s:
+                    raise FetchError(url, f"not finished within the {self.deadline_s:g}s deadline "
+                                          f"({size} bytes received)")
+                parts.append(chunk)
+            if time.monotonic() - started > self.deadline_s:
+                raise FetchError(url, f"not finished within the {self.deadline_s:g}s deadline")
+            response._content = b"".join(parts)
+            response._content_consumed = True
+            return response
+        finally:
+            response.close()
 
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:
@@ -257,6 +324,23 @@ class PoliteClient:
             raise FetchError(robots_url, f"robots.txt answered HTTP {response.status_code}",
                              status=response.status_code)
         return parser
+
+
+def _read_some(raw) -> bytes:
+    """One read from urllib3 (whatever has arrived, up to _CHUNK), its errors as requests' own
+    exceptions so the retry rules above apply unchanged."""
+    import urllib3.exceptions as u3
+
+    try:
+        return raw.read1(_CHUNK) if hasattr(raw, "read1") else raw.read(_CHUNK)
+    except u3.ReadTimeoutError as exc:
+        raise requests.exceptions.ConnectionError(f"Read timed out: {exc}") from None
+    except u3.ProtocolError as exc:
+        raise requests.exceptions.ChunkedEncodingError(str(exc)) from None
+    except u3.DecodeError as exc:
+        raise requests.exceptions.ContentDecodingError(str(exc)) from None
+    except (u3.SSLError, u3.HTTPError) as exc:
+        raise requests.exceptions.ConnectionError(str(exc)) from None
 
 
 def _describe(exc: Exception) -> str:

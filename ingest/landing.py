@@ -45,6 +45,35 @@ SMALL_LANDING = 16  # up to this many pending payloads land one file each (`<sha
 BATCH_PAYLOADS = 2000  # a backlog lands in batches of at most this many payloads...
 BATCH_ROWS = 200_000  # ...or this many parsed rows, whichever comes first
 META_COLUMNS = {"_raw_sha256": "VARCHAR", "_fetched_at": "TIMESTAMP", "_record_index": "BIGINT"}
+# The volume rule (snapshot sources): a new snapshot needs at least `volume_min_share` (default
+# half) of a robust reference, the median (low) of the last VOLUME_REFERENCE good landings, so
+# one outlier snapshot (100,000 models once) cannot block a source for good.
+VOLUME_REFERENCE = 5
+
+
+def volume_reference(totals: list[int]) -> int | None:
+    """The reference a new snapshot is compared with: median_low of the last good landings."""
+    import statistics
+
+    recent = totals[-VOLUME_REFERENCE:]
+    return statistics.median_low(recent) if recent else None
+
+
+def volume_min_share(source: Source) -> float:
+    """The source's share (Source.volume_min_share), overridden by env BENCHWH_<NAME>_VOLUME_MIN_SHARE
+    (0 turns the rule off for that source)."""
+    value = os.environ.get(f"BENCHWH_{source.name.upper()}_VOLUME_MIN_SHARE")
+    return float(value) if value not in (None, "") else float(getattr(source, "volume_min_share", 0.5))
+
+
+def file_sha256(path: Path) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
 
 
 @dataclass
@@ -57,6 +86,8 @@ class PayloadOutcome:
     parsed: dict[str, int] = field(default_factory=dict)
     landed: dict[str, int] = field(default_factory=dict)
     quarantined: dict[str, int] = field(default_factory=dict)  # distinct records per entity
+    # landing files this payload's rows went to -> their sha256, checked before a build reads them
+    files: dict[str, str] = field(default_factory=dict)
 
 
 def write_parquet(df: pd.DataFrame, path: Path, column_types: dict[str, str] | None = None) -> None:
@@ -226,7 +257,7 @@ class Lander:
         if pending and self._drop_unfinished_batches(source, {e.sha256 for e in pending}):
             pending = self.pending(source.name)
         per_batch = 1 if len(pending) <= SMALL_LANDING else BATCH_PAYLOADS
-        state = _LandingState(last_total=self._last_landed_total(source))
+        state = _LandingState(recent=self._landed_totals(source))
         outcomes: list[PayloadOutcome] = []
         batch: list[_Parsed] = []
         rows = 0
@@ -274,7 +305,7 @@ class Lander:
 
     def land_payload(self, source: Source, entry: RawEntry) -> PayloadOutcome:
         """Land one payload (whatever its status; a failed payload does not raise here)."""
-        state = _LandingState(last_total=self._last_landed_total(source))
+        state = _LandingState(recent=self._landed_totals(source))
         [outcome] = self._land_batch(source, [self._parse(source, entry)], state)
         return outcome
 
@@ -284,17 +315,20 @@ class Lander:
             frames = source.parse(self.store.read(entry), entry)
         except PayloadRejected as exc:
             return _Parsed(entry, fetched_at, None, exc)
+        except (ValueError, KeyError, TypeError, IndexError) as exc:
+            # a parser that tripped over this payload: name the file, so the reader can open it
+            detail = " ".join(str(exc).split())[:200]
+            raise SourceFailed(f"{source.name}: parsing raw/{entry.path} failed: {type(exc).__name__}: {detail}") from None
         out = {}
         for ent in source.entities:
             df = frames.get(ent.name)
             out[ent.name] = pd.DataFrame() if df is None else df.reset_index(drop=True)
         return _Parsed(entry, fetched_at, out, None)
 
-    def _last_landed_total(self, source: Source) -> int | None:
+    def _landed_totals(self, source: Source) -> list[int]:
         if source.kind != "snapshot":
-            return None
-        previous = [o for o in self.outcomes(source.name) if o.status == "landed"]
-        return sum(previous[-1].landed.values()) if previous else None
+            return []
+        return [sum(o.landed.values()) for o in self.outcomes(source.name) if o.status == "landed"]
 
     def _land_batch(self, source: Source, items: list["_Parsed"], state: "_LandingState") -> list[PayloadOutcome]:
         """Validate a batch of parsed payloads together; write, quarantine and ledger them in order.
@@ -353,7 +387,7 @@ class Lander:
                 committed = pos + 1
                 break
             if source.kind == "snapshot":
-                state.last_total = sum(outcome.landed.values())
+                state.recent.append(sum(outcome.landed.values()))
 
         landed = np.array([o.status == "landed" for o in outcomes[:committed]] + [False] * (len(items) - committed))
         shas = np.array([it.entry.sha256 for it in items], dtype=object)
@@ -371,8 +405,10 @@ class Lander:
             df["_raw_sha256"] = shas[kpos]
             df["_fetched_at"] = times[kpos]
             df["_record_index"] = vrec[keep].astype("int64")
-            write_parquet(df, self.entity_dir(source.name, ent.name) / f"{name}.parquet",
-                          model_column_types(ent.model))
+            path = self.entity_dir(source.name, ent.name) / f"{name}.parquet"
+            write_parquet(df, path, model_column_types(ent.model))
+            # the batch's files are listed in its first payload's ledger entry (they carry its name)
+            outcomes[0].files[f"{source.name}/{ent.name}/{path.name}"] = file_sha256(path)
         # last payload first: while the first one is unrecorded, the batch counts as unfinished
         for pos in reversed(range(committed)):
             self._write_quarantine(source.name, items[pos].entry, quarantine[pos])
@@ -387,10 +423,12 @@ class Lander:
             return "failed", f"payload {outcome.sha256[:12]} from {outcome.url} has zero valid rows"
         if source.kind != "snapshot":
             return "landed", None
-        last = state.last_total
-        if last is not None and total < 0.5 * last:
-            return "failed", (f"payload {outcome.sha256[:12]} has {total} valid rows, fewer than half "
-                              f"of the last good landing ({last})")
+        reference = volume_reference(state.recent)
+        share = volume_min_share(source)
+        if reference is not None and total < share * reference:
+            part = "half" if share == 0.5 else f"{share:g} times"
+            return "failed", (f"payload {outcome.sha256[:12]} has {total} valid rows, fewer than {part} "
+                              f"of the last good landings' median ({reference})")
         return "landed", None
 
     def _quarantine_row(self, source, entity, entry, fetched_at, record_index, record, column_name,
@@ -428,7 +466,7 @@ class _Parsed:
 
 @dataclass
 class _LandingState:
-    last_total: int | None  # rows of the last landed snapshot (snapshot sources)
+    recent: list[int]  # rows of each landed snapshot, oldest first (snapshot sources)
 
 
 _SCHEMAS: dict[Any, tuple[Any, list[str] | None]] = {}

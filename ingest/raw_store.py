@@ -29,6 +29,7 @@ class RawEntry:
     etag: str | None = None
     last_modified: str | None = None
     parser_version: str | None = None
+    final_url: str | None = None  # where the body came from after redirects (None: same as url)
 
 
 def sha256_hex(body: bytes) -> str:
@@ -85,6 +86,7 @@ class RawStore:
         ext: str = "json",
         fetched_at: str | None = None,
         parser_version: str | None = None,
+        final_url: str | None = None,
     ) -> tuple[RawEntry, bool]:
         """Store a body (once per hash) and log the fetch. Returns (entry, is_new_blob)."""
         headers = {k.lower(): v for k, v in (headers or {}).items()}
@@ -106,6 +108,7 @@ class RawStore:
             source=source, url=url, fetched_at=fetched_at, status=status, sha256=digest,
             bytes=len(body), ext=ext, path=rel, etag=headers.get("etag"),
             last_modified=headers.get("last-modified"), parser_version=parser_version,
+            final_url=final_url if final_url and final_url != url else None,
         )
         self._append(entry)
         self._blob_index.setdefault(source, {})[digest] = rel

@@ -62,6 +62,9 @@ class FetchContext:
     stored: list[RawEntry] = field(default_factory=list)
     # reads landed values for incremental fetches: (entity, column) -> set of values
     landed_values: Callable[[str, str], set] = lambda entity, column: set()
+    # the source's bounds (Source.max_body_bytes, Source.redirect_hosts)
+    max_body_bytes: int | None = None
+    redirect_hosts: tuple[str, ...] = ()
 
     def get(self, url: str, *, ext: str = "json", conditional: bool = True,
             params: dict | None = None) -> tuple[RawEntry, bytes | None]:
@@ -75,6 +78,7 @@ class FetchContext:
             url, params=params,
             etag=previous.etag if previous else None,
             last_modified=previous.last_modified if previous else None,
+            max_bytes=self.max_body_bytes, redirect_hosts=self.redirect_hosts,
         )
         if response.status_code == 304:
             if previous is None:
@@ -83,6 +87,7 @@ class FetchContext:
         entry, _ = self.store.put(
             self.source, response.content, url=url, status=response.status_code,
             headers=response.headers, ext=ext, parser_version=self.parser_version,
+            final_url=getattr(response, "url", None),
         )
         self.stored.append(entry)
         return entry, response.content
@@ -106,6 +111,13 @@ class Source:
     # Where the source lives when no env override is set; env `BENCHWH_<NAME>_URL` overrides it
     # (the built-ins' pinned variables are in ingest.config.URL_ENV).
     default_url: ClassVar[str] = ""
+    # Bounds on each fetch (issue #12): the largest body accepted (bytes, streamed, refused
+    # above), and the other hosts a redirect may lead to (each then obeys its robots.txt).
+    max_body_bytes: ClassVar[int] = 64 * 1024 * 1024
+    redirect_hosts: ClassVar[tuple[str, ...]] = ()
+    # Snapshot sources: a new snapshot needs this share of the median of the last good landings
+    # (ingest.landing.volume_reference); env BENCHWH_<NAME>_VOLUME_MIN_SHARE overrides, 0 = off.
+    volume_min_share: ClassVar[float] = 0.5
 
     def base_url(self) -> str:
         """The base URL to fetch from: the pinned env variable, `BENCHWH_<NAME>_URL`, or default_url."""

@@ -12,7 +12,7 @@ import dagster as dg
 import duckdb
 
 from ingest import config
-from ingest.landing import Lander, PayloadOutcome
+from ingest.landing import Lander, PayloadOutcome, volume_min_share, volume_reference
 from ingest.raw_store import RawStore, parse_iso
 from ingest.replay import has_recording, newest_recording_time, replay_into_store
 from ingest.source import FetchContext, Source, SourceFailed, load_sources
@@ -51,24 +51,57 @@ def landed_values_reader(source: str):
 
 def fetch_source(source: Source, store: RawStore, offline: bool) -> int:
     """Fetch new raw payloads (or replay the recording). Returns how many payloads were stored."""
+    return len({e.sha256 for e in fetch_source_entries(source, store, offline) if e.status == 200})
+
+
+def fetch_source_entries(source: Source, store: RawStore, offline: bool) -> list:
+    """Fetch (or replay the recording); the raw entries of this fetch, 304s included."""
     if offline:
         if not has_recording(source.name):
             progress(f"{source.name}: no offline recording, nothing fetched")
-            return 0
-        added = replay_into_store(source.name, store, source.parser_version)
-        return len({e.sha256 for e in added if e.status == 200})
+            return []
+        return list(replay_into_store(source.name, store, source.parser_version))
     from ingest.http import FetchError, PoliteClient
 
     ctx = FetchContext(
         source=source.name, base_url=source.base_url(),
         client=PoliteClient(log=progress), store=store, parser_version=source.parser_version,
         log=progress, landed_values=landed_values_reader(source.name),
+        max_body_bytes=source.max_body_bytes, redirect_hosts=tuple(source.redirect_hosts),
     )
     try:
         source.fetch(ctx)
     except FetchError as exc:
         raise SourceFailed(f"{source.name}: {exc}") from None
-    return len(ctx.stored)
+    return list(ctx.stored)
+
+
+def rejected_in_fetch(store: RawStore, lander: Lander, source: str, fetched: list, outcomes: list) -> list[str]:
+    """Payloads of this fetch (new, or the same bad body again) or of this landing that were rejected:
+    one line each naming the raw file, the reason and the first bytes, on every refresh that sees them."""
+    verdicts = {o.sha256: o for o in lander.outcomes(source)} if fetched else {}
+    verdicts.update({o.sha256: o for o in outcomes})
+    seen, lines = set(), []
+    for entry in fetched:
+        o = verdicts.get(entry.sha256)
+        if o is None or o.status != "rejected" or entry.sha256 in seen:
+            continue
+        seen.add(entry.sha256)
+        lines.append(_rejected_line(store, entry, o.reason))
+    paths = {e.sha256: e for e in store.payloads(source)} if any(o.sha256 not in seen for o in outcomes) else {}
+    for o in outcomes:
+        if o.status == "rejected" and o.sha256 not in seen and o.sha256 in paths:
+            seen.add(o.sha256)
+            lines.append(_rejected_line(store, paths[o.sha256], o.reason))
+    return lines
+
+
+def _rejected_line(store: RawStore, entry, reason: str | None) -> str:
+    try:
+        head = (store.root / entry.path).read_bytes()[:60]
+    except OSError:
+        head = b""
+    return f"raw/{entry.path}: {reason} (first bytes: {head!r})"
 
 
 def last_good_fetch(store: RawStore, lander: Lander, source: str) -> str | None:
@@ -103,9 +136,10 @@ def check_results(source: Source, outcomes: list[PayloadOutcome], store: RawStor
         ))
         previous = [o.landed.get(ent.name, 0) for o in history]
         if source.kind == "snapshot" and len(previous) >= 2:
-            latest, before = previous[-1], previous[-2]
-            volume_ok = latest >= 0.5 * before
-            volume_desc = f"latest landing {latest} rows, previous {before}"
+            # the same robust rule as landing: the median of the last good landings before it
+            latest, before = previous[-1], volume_reference(previous[:-1])
+            volume_ok = latest >= volume_min_share(source) * before
+            volume_desc = f"latest landing {latest} rows, median of the previous ones {before}"
         else:
             volume_ok = True
             volume_desc = f"{landed} rows landed this run"
@@ -157,20 +191,23 @@ def build_landing_asset(source: Source) -> dg.AssetsDefinition:
         store = RawStore(config.raw_dir())
         lander = Lander(config.landing_dir(), store, log=progress)
         lander.ensure_layout(source)
-        stored = 0
+        stored, this_fetch = 0, []
         fetched = selected_for_fetch(tags, source)
         if fetched:
             progress(f"{source.name}: fetching{' (offline recording)' if offline else ''}")
-            stored = fetch_source(source, store, offline)
+            this_fetch = fetch_source_entries(source, store, offline)
+            stored = len({e.sha256 for e in this_fetch if e.status == 200})
         try:
             outcomes = lander.land_pending(source)
         except SourceFailed as exc:
             raise dg.Failure(description=str(exc)) from None
         rows = sum(sum(o.landed.values()) for o in outcomes)
         quarantined = sum(sum(o.quarantined.values()) for o in outcomes)
-        rejected = sum(1 for o in outcomes if o.status == "rejected")
+        rejected_now = rejected_in_fetch(store, lander, source.name, this_fetch, outcomes)
         progress(f"{source.name}: {stored} new payloads, {rows} rows landed, {quarantined} quarantined"
-                 + (f", {rejected} payloads rejected" if rejected else ""))
+                 + (f", {len(rejected_now)} payloads rejected" if rejected_now else ""))
+        for line in rejected_now:
+            progress(f"  {source.name}: rejected {line}")
         for ent in source.entities:
             yield dg.MaterializeResult(
                 asset_key=landing_key(source.name, ent.name),
@@ -178,6 +215,7 @@ def build_landing_asset(source: Source) -> dg.AssetsDefinition:
                     "rows_landed": sum(o.landed.get(ent.name, 0) for o in outcomes),
                     "rows_quarantined": sum(o.quarantined.get(ent.name, 0) for o in outcomes),
                     "payloads": len(outcomes),
+                    "payloads_rejected": len(rejected_now),
                 },
             )
         yield from check_results(source, outcomes, store, lander, offline, fetched)

@@ -35,12 +35,15 @@ def cmd_refresh(args) -> int:
     rows = sum(v["rows"] for v in result.landed.values())
     quarantined = sum(v["quarantined"] for v in result.landed.values())
     per_source = ", ".join(f"{k} {v['rows']}" for k, v in sorted(result.landed.items()))
+    rejected = sum(v.get("rejected", 0) for v in result.landed.values())
     if result.unchanged:
         print(f"nothing new: {rows} rows landed ({per_source}) and no table changed; "
-              f"published version {result.version} stays, nothing published")
+              f"published version {result.version} stays, nothing published"
+              + (f" ({rejected} payloads rejected, see above)" if rejected else ""))
         return 0
     print(f"refreshed {result.version}: {rows} rows landed ({per_source}), {quarantined} quarantined, "
-          f"{result.tables} tables published in {result.seconds:.1f}s -> {config.published_path()}")
+          + (f"{rejected} payloads rejected (see above), " if rejected else "")
+          + f"{result.tables} tables published in {result.seconds:.1f}s -> {config.published_path()}")
     return 0
 
 
@@ -62,13 +65,17 @@ def cmd_status(args) -> int:
     from ingest.raw_store import RawStore
     from ingest.source import load_sources
     from orchestration.publish import list_history, read_version
+    from orchestration.verify import check_published
 
     version = read_version(config.published_path())
+    check = check_published(full=args.verify)
     store = RawStore(config.raw_dir())
     lander = Lander(config.landing_dir(), store)
     report = {
         "home": str(config.home()),
         "published": version,
+        "published_ok": check["ok"],
+        "published_problem": check["problem"],
         "history": list_history(),
         "sources": {},
     }
@@ -84,9 +91,11 @@ def cmd_status(args) -> int:
         }
     if args.json:
         print(json.dumps(report, indent=2))
-        return 0
+        return 0 if check["ok"] else 1
     print(f"warehouse home: {report['home']}")
-    if version:
+    if not check["ok"]:
+        print(f"published: DAMAGED: {check['problem']} (run `benchwh rollback` to restore the newest good version)")
+    elif version:
         print(f"published: {version['version']} (built {version['build_started_at']}, code {version['code_revision']})")
     else:
         print("published: nothing yet (run `benchwh refresh`)")
@@ -94,7 +103,7 @@ def cmd_status(args) -> int:
     print(f"{'source':<14}{'last fetch':<30}{'payloads':>9}{'landed':>10}{'quarantined':>13}")
     for name, s in report["sources"].items():
         print(f"{name:<14}{(s['last_fetch'] or '-'):<30}{s['payloads']:>9}{s['rows_landed']:>10}{s['rows_quarantined']:>13}")
-    return 0
+    return 0 if check["ok"] else 1
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -114,6 +123,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("status", help="published version, sources' last fetch, rows and quarantine")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--verify", action="store_true",
+                   help="read every table of the published file (default: checksum against history/index.json)")
     p.set_defaults(func=cmd_status)
 
     for module in EXTRA_COMMANDS:
@@ -127,17 +138,31 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _closed_pipe() -> int:
+    """The reader went away (`benchwh status | head`): stop quietly, as other command-line tools do."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # so the interpreter's final flush cannot fail again
+    except OSError:
+        pass
+    return 141
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return int(args.func(args) or 0)
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()  # a closed pipe shows here, inside the handlers below, not at exit
+        return code
     except UserError as exc:
         print(f"benchwh: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("benchwh: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        return _closed_pipe()
     except Exception as exc:  # one line, never a traceback, unless asked for
         if os.environ.get("BENCHWH_DEBUG"):
             raise

@@ -4,6 +4,7 @@ import contextlib
 import json
 import os
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any, Mapping
 
 import dagster as dg
@@ -80,14 +81,27 @@ def first_dbt_failure(target: os.PathLike) -> str:
 ensure_manifest()
 
 
+def damage_stops_the_build() -> None:
+    """Landing files checked against their ledger sha256, raw manifest against raw blobs (issue #12)."""
+    from ingest.integrity import check_home
+    from ingest.source import load_sources
+
+    problems = check_home(config.home(), sorted(load_sources()))
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise dg.Failure(description=f"damage found, nothing published: {problems[0]}{more}")
+
+
 @dbt_assets(manifest=MANIFEST_PATH, dagster_dbt_translator=BenchTranslator(
     settings=DagsterDbtTranslatorSettings(enable_asset_checks=True)), name="dbt_build")
 def dbt_build(context: dg.AssetExecutionContext, dbt: DbtCliResource):
     """Build staging → marts/site/audit into warehouse/build/<run id>.duckdb, with dbt tests."""
+    damage_stops_the_build()
     path = build_path(context.run_id)
     path.parent.mkdir(parents=True, exist_ok=True)
     os.environ["BENCHWH_BUILD_PATH"] = str(path)
     os.environ["BENCHWH_HOME"] = str(config.home())
+    os.environ["BENCHWH_PARENT_PID"] = str(os.getpid())  # benchwh-dbt exits if this process is gone
     os.environ.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
     target = build_dir() / f"{context.run_id}-target"
     progress(f"dbt: building into {path.name}")
@@ -109,6 +123,7 @@ def dbt_build(context: dg.AssetExecutionContext, dbt: DbtCliResource):
             if isinstance(event, dg.Output):
                 built += 1
             yield event
+    Path(str(path) + ".pid").unlink(missing_ok=True)  # benchwh-dbt's pid file: dbt has exited
     if not invocation.is_successful():
         raise dg.Failure(description=f"{first_dbt_failure(target)} (log: {log_path})")
     progress(f"dbt: {built} models built and tested")

@@ -40,16 +40,35 @@ def _failure_reason(result) -> str:
     return "the refresh run failed"
 
 
+def _all_failure_texts(result) -> list[str]:
+    """Every step failure's messages, causes included (a full disk may show only in a cause)."""
+    texts = []
+    for event in result.all_events:
+        if event.event_type_value == "STEP_FAILURE":
+            err = getattr(event.event_specific_data, "error", None)
+            while err is not None:
+                texts.append(err.message or "")
+                err = err.cause
+            user = getattr(event.event_specific_data, "user_failure_data", None)
+            texts.append(getattr(user, "description", None) or "")
+    return texts
+
+
 def run_refresh(offline: bool = False, sources: list[str] | None = None,
                 log: Callable[[str], None] = progress) -> RefreshResult:
     """Fetch (all sources, the named ones, or none when sources == []), land, build, audit, publish."""
     from orchestration.instance import ensure_dagster_home
     from orchestration.publish import clean_abandoned_builds, home_lock
+    from orchestration.verify import check_published, disk_full_line, sweep_temporaries
 
     started = time.monotonic()
     ensure_dagster_home()
     with home_lock("refresh", log):
         clean_abandoned_builds(log=log)
+        sweep_temporaries(log=log)
+        state = check_published()
+        if not state["ok"]:
+            log(f"published file damaged: {state['problem']} (this refresh replaces it; `benchwh rollback` restores the newest good version)")
         from dagster import DagsterInstance
 
         from orchestration.definitions import defs
@@ -66,7 +85,9 @@ def run_refresh(offline: bool = False, sources: list[str] | None = None,
                             seconds=time.monotonic() - started)
         if not result.success:
             out.error = _failure_reason(result)
-            clean_abandoned_builds(log=None)
+            out.error = disk_full_line(" ".join(_all_failure_texts(result)) + " " + out.error) or out.error
+            clean_abandoned_builds(log=None)  # a full disk keeps no half-written build or WAL
+            sweep_temporaries()
             return out
         for event in result.all_events:
             if event.event_type_value == "ASSET_MATERIALIZATION":
@@ -74,9 +95,10 @@ def run_refresh(offline: bool = False, sources: list[str] | None = None,
                 key = mat.asset_key.path
                 md = {k: v.value for k, v in mat.metadata.items()}
                 if key[0] == "landing":
-                    agg = out.landed.setdefault(key[1], {"rows": 0, "quarantined": 0})
+                    agg = out.landed.setdefault(key[1], {"rows": 0, "quarantined": 0, "rejected": 0})
                     agg["rows"] += int(md.get("rows_landed", 0))
                     agg["quarantined"] += int(md.get("rows_quarantined", 0))
+                    agg["rejected"] = max(agg["rejected"], int(md.get("payloads_rejected", 0)))  # per source, not entity
                 elif key[0] == "publish":
                     out.version = md.get("version")
                     out.unchanged = bool(md.get("unchanged"))

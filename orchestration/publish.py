@@ -18,6 +18,8 @@ from typing import Callable, Iterator
 import duckdb
 
 from ingest import config
+from orchestration.verify import (DamagedFile, copy_verified, disk_error, fault, index_path, load_index, pid_alive,
+                                  record_in_index, write_atomically)
 
 PUBLISHED_SCHEMAS = ("marts", "site", "audit")
 REQUIRED_TABLES = ("marts.fct_api_prices", "marts.fct_grid_intensity", "audit.quarantine", "audit.build_info")
@@ -100,9 +102,13 @@ def audit_build(path: Path) -> dict[str, dict]:
 
 
 def read_version(path: Path) -> dict | None:
+    """The version a file holds; None when absent or unreadable (a damaged file names no version)."""
     if not path.exists():
         return None
-    con = duckdb.connect(str(path), read_only=True)
+    try:
+        con = duckdb.connect(str(path), read_only=True)
+    except duckdb.Error:
+        return None
     try:
         row = con.execute("SELECT version, build_started_at, code_revision FROM audit.build_info").fetchone()
     except duckdb.Error:
@@ -127,6 +133,8 @@ def publish(build_file: Path, sources_meta: dict, log: Callable[[str], None], if
     published = config.published_path()
     with home_lock("publish", log):
         current = read_version(published)
+        if current is None and published.exists():
+            log(f"published file {published} is damaged (it does not open): replacing it")
         if current and new and new["version"] < current["version"]:
             raise PublishError(f"refusing to replace published {current['version']} with older build {new['version']}")
         changes = diff_files(published, build_file) if current else None
@@ -134,14 +142,30 @@ def publish(build_file: Path, sources_meta: dict, log: Callable[[str], None], if
             build_file.unlink()
             log(f"nothing changed: no table differs from published {current['version']}; nothing published")
             return {"version": current["version"], "tables": inventory, "unchanged": True}
-        history_dir().mkdir(parents=True, exist_ok=True)
-        shutil.copy2(build_file, history_dir() / f"{new['version']}.duckdb")
+        _keep_in_history(build_file, new["version"])
         prune_history()
+        fault("publish-before-replace")
         os.replace(build_file, published)
         _fsync_dir(published.parent)
         write_exports(published, inventory, new, sources_meta, changes)
     log(f"published {new['version']}: {sum(1 for t in inventory if not t.startswith('audit.'))} tables, exports written")
     return {"version": new["version"], "tables": inventory}
+
+
+def _keep_in_history(build_file: Path, version: str) -> str:
+    """The verified copy in history/ (temporary name, fsync, every table read, then rename) and
+    its sha256 in history/index.json. The build file itself is fsynced: it becomes the published file."""
+    try:
+        with open(build_file, "rb+") as fh:
+            os.fsync(fh.fileno())
+        digest, tables = copy_verified(build_file, history_dir() / f"{version}.duckdb",
+                                       fault_point="history-copy")
+        record_in_index(version, digest, build_file.stat().st_size, tables)
+    except DamagedFile as exc:
+        raise PublishError(str(exc)) from None
+    except OSError as exc:
+        raise PublishError(str(disk_error(exc, history_dir()))) from None
+    return digest
 
 
 def _fsync_dir(folder: Path) -> None:
@@ -156,6 +180,10 @@ def prune_history(keep: int = HISTORY_KEEP) -> None:
     files = sorted(history_dir().glob("*.duckdb"))
     for old in files[:-keep]:
         old.unlink()
+    index = load_index()
+    if any(v not in {p.stem for p in files[-keep:]} for v in index):
+        kept = {v: e for v, e in index.items() if v in {p.stem for p in files[-keep:]}}
+        write_atomically(index_path(), (json.dumps({"versions": kept}, indent=2, sort_keys=True) + "\n").encode())
 
 
 def list_history() -> list[str]:
@@ -215,28 +243,60 @@ def _docs_entry(out: Path) -> dict:
 
 
 def rollback(version: str | None, sources_meta: dict, log: Callable[[str], None]) -> str:
-    """Restore a version from history/ (default: the one before the published version)."""
+    """Restore a version from history/ (default: the newest good one before the published version).
+
+    Each candidate is checked against its recorded sha256 and read in full before it replaces
+    anything; a damaged published file (one that does not open) does not stop a rollback.
+    """
     available = list_history()
     if not available:
         raise PublishError("no published versions in history/ to roll back to")
     current = read_version(config.published_path())
+    if current is None and config.published_path().exists():
+        log(f"published file {config.published_path()} is damaged (it does not open)")
     if version is None:
-        older = [v for v in available if current is None or v < current["version"]]
-        if not older:
+        # damaged or absent current: the newest good version; else the newest good older one
+        candidates = [v for v in available if current is None or v < current["version"]]
+        if not candidates:
             raise PublishError("no version older than the published one in history/")
-        version = older[-1]
     elif version not in available:
         raise PublishError(f"unknown version {version}; available: {', '.join(available)}")
+    else:
+        candidates = [version]
+    index = load_index()
     with home_lock("publish", log):
-        source = history_dir() / f"{version}.duckdb"
-        tmp = config.home() / f".rollback-{version}.duckdb"
-        shutil.copy2(source, tmp)
-        inventory = audit_build(tmp)
-        os.replace(tmp, config.published_path())
-        _fsync_dir(config.home())
-        write_exports(config.published_path(), inventory, read_version(config.published_path()), sources_meta)
-    log(f"rolled back to {version}")
-    return version
+        problems = []
+        for candidate in reversed(candidates):
+            source = history_dir() / f"{candidate}.duckdb"
+            try:
+                inventory = audit_build(source)
+                # copied beside the published file under a temporary name, checked, then renamed
+                copy_verified(source, config.published_path(),
+                              expect_sha256=index.get(candidate, {}).get("sha256"))
+            except (DamagedFile, PublishError, duckdb.Error) as exc:
+                problems.append(f"{candidate}: {exc}")
+                log(f"history version {candidate} is damaged, skipped: {exc}")
+                continue
+            except OSError as exc:
+                raise PublishError(str(disk_error(exc, config.home()))) from None
+            write_exports(config.published_path(), inventory, read_version(config.published_path()), sources_meta)
+            log(f"rolled back to {candidate}")
+            return candidate
+    raise PublishError(f"no good version to roll back to ({problems[0]})" if len(problems) == 1
+                       else f"no good version to roll back to: {len(problems)} candidates damaged, newest: {problems[0]}")
+
+
+def _runs_with_live_writer(folder: Path) -> set[str]:
+    """Run ids whose `<run id>.duckdb.pid` (written by benchwh-dbt) names a live process."""
+    live = set()
+    for pid_file in folder.glob("*.duckdb.pid"):
+        try:
+            pid = int(pid_file.read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            continue
+        if pid != os.getpid() and pid_alive(pid):
+            live.add(pid_file.name[: -len(".duckdb.pid")])
+    return live
 
 
 def clean_abandoned_builds(keep: Path | None = None, log: Callable[[str], None] | None = None) -> int:
@@ -245,9 +305,12 @@ def clean_abandoned_builds(keep: Path | None = None, log: Callable[[str], None] 
     removed = 0
     if not folder.exists():
         return 0
+    live = _runs_with_live_writer(folder)
     for item in folder.iterdir():
         if keep is not None and item.name.startswith(keep.stem):
             continue
+        if any(item.name.startswith(run) for run in live):
+            continue  # a dbt that is still running writes these: never pull them from under it
         if item.is_dir():
             shutil.rmtree(item, ignore_errors=True)
         else:

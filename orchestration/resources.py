@@ -21,9 +21,15 @@ def dbt_executable() -> str:
     return str(candidate) if candidate.exists() else "dbt"
 
 
+def guarded_dbt_executable() -> str:
+    """`benchwh-dbt` (orchestration/dbt_guard.py): dbt that dies with this process; plain dbt without it."""
+    candidate = Path(sys.executable).parent / "benchwh-dbt"
+    return str(candidate) if candidate.exists() else dbt_executable()
+
+
 def dbt_resource() -> DbtCliResource:
     return DbtCliResource(project_dir=str(DBT_PROJECT_DIR), profiles_dir=str(DBT_PROJECT_DIR),
-                          dbt_executable=dbt_executable())
+                          dbt_executable=guarded_dbt_executable())
 
 
 def build_dir() -> Path:

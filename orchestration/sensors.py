@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 import stat
 from pathlib import Path
 
@@ -51,18 +50,45 @@ def _pending(inbox: Path, seen: set[str]) -> list[tuple[Path, str]]:
     return out
 
 
-def _move(path: Path, folder: Path) -> Path:
+class InboxUnsafe(Exception):
+    """The inbox or one of its folders is a symbolic link (or leaves the home): nothing is moved."""
+
+
+def safe_inbox_folder(folder: Path) -> Path:
+    """A real folder inside BENCHWH_HOME, created if missing; a symbolic link is refused, so
+    whoever can drop a file cannot make the sensor write anywhere else."""
+    if os.path.islink(folder):
+        raise InboxUnsafe(f"{folder} is a symbolic link: refusing to move inbox files through it")
     folder.mkdir(parents=True, exist_ok=True)
+    st = os.lstat(folder)
+    if not stat.S_ISDIR(st.st_mode):
+        raise InboxUnsafe(f"{folder} is not a folder")
+    home = os.path.realpath(config.home())
+    if os.path.commonpath([home, os.path.realpath(folder)]) != home:
+        raise InboxUnsafe(f"{folder} resolves outside the warehouse home {home}")
+    return folder
+
+
+def _move(path: Path, folder: Path) -> Path:
+    folder = safe_inbox_folder(folder)
     target = folder / path.name
     n = 1
     while os.path.lexists(target) or os.path.lexists(target.with_name(target.name + ".reason")):
         target = folder / f"{path.stem}.{n}{path.suffix}"
         n += 1
-    shutil.move(str(path), str(target))
+    os.rename(path, target)  # renames the link itself, never what a link points at
     side = path.with_name(path.name + ".meta.json")
     if os.path.lexists(side):
-        shutil.move(str(side), str(target.with_name(target.name + ".meta.json")))
+        os.rename(side, target.with_name(target.name + ".meta.json"))
     return target
+
+
+def _write_reason(target: Path, text: str) -> None:
+    """`<file>.reason` created fresh: never through a link planted under that name."""
+    fd = os.open(target.with_name(target.name + ".reason"),
+                 os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
 
 
 def process_inbox(cursor: str | None, log=print) -> tuple[list, str, bool]:
@@ -72,10 +98,19 @@ def process_inbox(cursor: str | None, log=print) -> tuple[list, str, bool]:
 
     state = json.loads(cursor) if cursor else {"batches": 0, "seen": []}
     inbox = inbox_dir()
-    inbox.mkdir(parents=True, exist_ok=True)
+    try:
+        for folder in (inbox, inbox / "processed", inbox / "rejected"):
+            safe_inbox_folder(folder)
+    except InboxUnsafe as exc:
+        log(f"inbox: {exc}")
+        return [], json.dumps(state), False
     seen = set(state["seen"])
     pending = _pending(inbox, seen)
     if not pending:
+        return [], json.dumps(state), False
+    problem = _trusted_keys_problem()
+    if problem:
+        log(f"inbox: {problem}; files stay in the inbox until it is fixed")
         return [], json.dumps(state), False
     items = []
     for path, _ident in pending:
@@ -93,10 +128,10 @@ def process_inbox(cursor: str | None, log=print) -> tuple[list, str, bool]:
             if rejected or not rs:
                 target = _move(path, inbox / "rejected")
                 reasons = "\n".join(f"{r.name}: {r.reason}" for r in rejected) or "nothing to import"
-                target.with_name(target.name + ".reason").write_text(reasons + "\n", encoding="utf-8")
+                _write_reason(target, reasons + "\n")
             else:
                 _move(path, inbox / "processed")
-        except OSError as exc:
+        except (OSError, InboxUnsafe) as exc:
             log(f"inbox: cannot move {path.name}: {exc}")
         seen.add(ident)
     state["batches"] += 1
@@ -105,11 +140,22 @@ def process_inbox(cursor: str | None, log=print) -> tuple[list, str, bool]:
     return results, json.dumps(state), accepted
 
 
+def _trusted_keys_problem() -> str | None:
+    """A broken trusted_keys.json is reported, not raised (it used to end the sensor with SystemExit)."""
+    from ingest.runs import dsse
+
+    try:
+        dsse.load_trusted_keys(config.home())
+    except (ValueError, OSError) as exc:
+        return f"trusted_keys.json unusable: {' '.join(str(exc).split())}"
+    return None
+
+
 @dg.sensor(job_name="refresh", minimum_interval_seconds=30,
            default_status=dg.DefaultSensorStatus.RUNNING,
            description="Land run files dropped in $BENCHWH_HOME/inbox/, then build and publish (no fetching).")
 def inbox_sensor(context: dg.SensorEvaluationContext):
-    results, cursor, accepted = process_inbox(context.cursor, log=context.log.info)
+    results, cursor, accepted = process_inbox(context.cursor, log=context.log.warning)
     context.update_cursor(cursor)
     if not results:
         return dg.SkipReason("inbox empty")

@@ -52,3 +52,16 @@ def models_payload(mutate) -> bytes:
     return json.dumps(doc).encode()
 
 
+
+
+def files_outside(home) -> set[str]:
+    """Every path beside the warehouse home (its parent folder, home excluded): nothing may appear there."""
+    import os
+
+    parent = home.parent
+    out = set()
+    for folder, dirs, files in os.walk(parent):
+        if folder == str(parent):
+            dirs[:] = [d for d in dirs if d != home.name]
+        out.update(os.path.join(folder, n) for n in dirs + files)
+    return out

@@ -56,7 +56,9 @@ def test_batched_landing_equals_landing_payload_by_payload(tmp_path):
     store_b, single = store_with(tmp_path / "b", bodies)
     out_a = batched.land_pending(OpenRouterSource())
     out_b = [single.land_payload(OpenRouterSource(), e) for e in single.pending("openrouter")]
-    assert [vars(o) for o in out_a] == [vars(o) for o in out_b]
+    # the same verdicts and counts; only the landing files differ (one per batch, one per payload)
+    same = lambda o: {k: v for k, v in vars(o).items() if k != "files"}  # noqa: E731
+    assert [same(o) for o in out_a] == [same(o) for o in out_b]
     assert any(o.quarantined["models"] for o in out_a)
     for o in out_a:
         assert o.landed["models"] + o.quarantined["models"] == o.parsed["models"]

@@ -177,7 +177,7 @@ _LLAMA_BUILD = re.compile(r"^b(\d+)(?:-([0-9a-f]+))?$")
 
 def engine_from_fingerprint(fingerprint: str | None) -> tuple[str, str] | None:
     """llama-server sends system_fingerprint "b<build>-<commit>"."""
-    if fingerprint and _LLAMA_BUILD.match(fingerprint.strip()):
+    if fingerprint and _LLAMA_BUILD.fullmatch(fingerprint.strip()):
         return "llama.cpp", fingerprint.strip()
     return None
 

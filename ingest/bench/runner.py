@@ -66,7 +66,7 @@ _COUNTRY = re.compile(r"^[A-Za-z]{2}$")
 
 def check_options(opts: BenchOptions) -> None:
     """User mistakes found before anything is measured."""
-    if opts.country is not None and not _COUNTRY.match(opts.country):
+    if opts.country is not None and not _COUNTRY.fullmatch(opts.country):
         raise UsageError(f"--country {opts.country!r}: expected an ISO 3166 alpha-2 code such as DE or US")
     if opts.key is None:
         raise UsageError("--key is required: the run file is signed (create a key with `benchwh keys generate`)")

@@ -153,12 +153,13 @@ def receive(items: list[Received], home: Path, flags: dict | None = None,
     except ValueError as exc:
         raise SystemExit(f"benchwh: {exc}") from None
     known = KnownRuns(home, store, lander)
+    budget = RejectedBudget(store, lander)
     results: list[FileResult] = []
     stored: dict[str, FileResult] = {}  # raw sha256 of an accepted wrapper -> its result
     with store.batched():  # one manifest write (and fsync) for the whole batch
         for item in items:
             received_at = now or datetime.now(timezone.utc)
-            result, raw_sha = _decide(item, flags, trusted, known, store, received_at)
+            result, raw_sha = _decide(item, flags, trusted, known, store, received_at, budget)
             results.append(result)
             if raw_sha:
                 stored[raw_sha] = result
@@ -183,8 +184,32 @@ def receive(items: list[Received], home: Path, flags: dict | None = None,
     return results
 
 
+class RejectedBudget:
+    """Rejected files are kept in raw/ (their quarantine rows are rebuilt from it), but within
+    bounds: at most REJECTED_KEEP_FILE_BYTES each and REJECTED_KEEP_TOTAL_BYTES in all (env
+    BENCHWH_REJECTED_RAW_MB); past that a rejection is still reported, its bytes are not kept."""
+
+    def __init__(self, store: RawStore, lander: Lander):
+        import os
+
+        total = float(os.environ.get("BENCHWH_REJECTED_RAW_MB") or REJECTED_KEEP_TOTAL_BYTES / 1e6) * 1e6
+        rejected = {o.sha256 for o in lander.outcomes(SOURCE) if o.status == "rejected"}
+        used = sum(e.bytes for e in store.payloads(SOURCE) if e.sha256 in rejected)
+        self.left = total - used
+
+    def take(self, size: int) -> bool:
+        if size > REJECTED_KEEP_FILE_BYTES or size > self.left:
+            return False
+        self.left -= size
+        return True
+
+
+REJECTED_KEEP_FILE_BYTES = 256 * 1024
+REJECTED_KEEP_TOTAL_BYTES = 20 * 1000 * 1000
+
+
 def _decide(item: Received, flags, trusted, known: KnownRuns, store: RawStore,
-            received_at: datetime) -> tuple[FileResult, str | None]:
+            received_at: datetime, budget: "RejectedBudget | None" = None) -> tuple[FileResult, str | None]:
     """The verdict on one file, and the raw sha256 of its wrapper when it was stored as new."""
     res = FileResult(item.name, "rejected", item.reason, item.check, path=item.path)
     if item.reason is not None:
@@ -199,7 +224,7 @@ def _decide(item: Received, flags, trusted, known: KnownRuns, store: RawStore,
         doc, runs = parse_intake(wrapper, received_at)
     except RunRejected as exc:
         res.reason, res.check = exc.reason, exc.check
-        if len(item.body) <= MAX_FILE_BYTES:
+        if len(item.body) <= MAX_FILE_BYTES and (budget is None or budget.take(len(wrapper))):
             store.put(SOURCE, wrapper, url=f"file://{item.name}", ext="json", fetched_at=utc_iso(received_at))
         return res, None
     if doc["file_sha256"] in known.files:

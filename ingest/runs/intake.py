@@ -22,7 +22,7 @@ from datetime import datetime
 from ingest.runs import dsse, llamabench, tools
 from ingest.runs.errors import RunRejected
 from ingest.runs.model import ParsedRun, Sample, check_run, finite
-from ingest.runs.payload import (MAX_GB, MAX_WATTS, check_not_future,
+from ingest.runs.payload import (MAX_GB, MAX_WATTS, check_name_text, check_not_future,
                                  parse_rfc3339_utc, validate_payload)
 from ingest.runs.textutil import decode_text, json_objects
 
@@ -48,8 +48,9 @@ def validate_meta(meta: dict, where: str = "meta") -> dict:
         if v is None:
             continue
         if k in META_STR:
-            if not isinstance(v, str) or len(v) > 500 or any(ord(c) < 32 for c in v):
+            if not isinstance(v, str):
                 raise RunRejected(f"{where}.{k} is not a short one-line string", "bad_meta")
+            check_name_text(v, f"{where}.{k}")  # the one rule for names (payload.check_name_text)
             if k == "country" and not (len(v) == 2 and v.isascii() and v.isalpha() and v.isupper()):
                 raise RunRejected(f"{where}.country {v!r} is not an ISO 3166 alpha-2 code", "bad_meta")
             if k == "created_at":

@@ -269,7 +269,7 @@ def _parse_md(text: str, default_time: datetime) -> list[ParsedRun]:
             raise RunRejected(f"llama-bench md row has {len(cells)} cells, header has {len(header)}",
                               "malformed_payload")
         row = dict(zip(header, cells))
-        m = _MD_TEST.match(row["test"])
+        m = _MD_TEST.fullmatch(row["test"])
         if not m:
             raise RunRejected(f"llama-bench md test {row['test'][:40]!r} not understood", "malformed_payload")
         kind, a, b, tg, depth = m.groups()
@@ -280,7 +280,7 @@ def _parse_md(text: str, default_time: datetime) -> list[ParsedRun]:
         else:
             n_prompt, n_gen = 0, int(a)
         n_depth = int(depth) if depth else 0
-        ts_m = _MD_TS.match(row["t/s"])
+        ts_m = _MD_TS.fullmatch(row["t/s"])
         if not ts_m:
             raise RunRejected(f"llama-bench md t/s {row['t/s'][:40]!r} is not a number", "malformed_payload")
         limit = MAX_GEN_TPS if not n_prompt else MAX_PROMPT_TPS

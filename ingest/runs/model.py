@@ -14,7 +14,11 @@ from typing import Any
 
 from ingest.runs.errors import RunRejected
 from ingest.runs.payload import (MAX_BYTES, MAX_GB, MAX_GEN_TPS, MAX_MS, MAX_PROMPT_TPS, MAX_TOKENS,
-                                 MAX_WATTS, MAX_ENERGY_J, check_not_future)
+                                 MAX_WATTS, MAX_ENERGY_J, check_name_text, check_not_future)
+
+# every name a run carries, checked by one rule whatever format it came in (payload.check_name_text)
+NAME_FIELDS = ("gpu", "cpu", "os", "country", "engine_name", "engine_version", "engine_backend", "model_name",
+               "model_repo", "model_file", "model_quant", "protocol_name", "protocol_sampling", "contributor")
 
 SOURCES = ("runfile", "llama-bench", "ollama", "llama-server", "vllm")
 
@@ -137,7 +141,15 @@ def check_run(run: ParsedRun, received_at: datetime | None) -> ParsedRun:
     if not run.samples:
         raise RunRejected("no measurements found", "no_samples")
     check_not_future(run.created_at, received_at, "created_at")
+    for name in NAME_FIELDS:
+        value = getattr(run, name)
+        if value is not None:
+            check_name_text(str(value), name)
+    for cap in run.capabilities:
+        if isinstance(cap, dict) and cap.get("name") is not None:
+            check_name_text(str(cap["name"]), "capabilities.name")
     for s in run.samples:
+        check_name_text(str(s.test_name), "test name")
         where = f"test {s.test_name!r} sample {s.sample_index}"
         finite(s.gen_tps, f"{where} gen_tps", hi=MAX_GEN_TPS, lo_open=True)
         finite(s.prompt_tps, f"{where} prompt_tps", hi=MAX_PROMPT_TPS, lo_open=True)

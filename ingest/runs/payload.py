@@ -32,7 +32,20 @@ MAX_STR = 500
 # created_at may lead the receiving clock by this much (clock skew), no more
 FUTURE_SKEW = timedelta(minutes=5)
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# Names (machine, engine, model, protocol, test, capability) are one line of visible text:
+# every C0/C1 control character (tab, newline and carriage return included) and the
+# bidirectional marks that reorder how a name is displayed (U+202E and friends) are refused.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def check_name_text(value: str, field: str, max_len: int = MAX_STR) -> str:
+    """The one rule for every name a run carries, whatever its format: at most MAX_STR characters,
+    no control characters, no bidirectional marks."""
+    if len(value) > max_len:
+        raise _reject(field, f"longer than {max_len} characters", "too_long")
+    if _CONTROL.search(value):
+        raise _reject(field, "contains control characters or bidirectional marks", "invalid_value")
+    return value
 _RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$")
 _COUNTRY = re.compile(r"^[A-Z]{2}$")
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
@@ -78,11 +91,7 @@ def _str(obj: dict, key: str, path: str, required: bool = False, max_len: int = 
         raise _reject(f"{path}.{key}", f"expected a string, got {type(value).__name__}", "wrong_type")
     if required and not value.strip():
         raise _reject(f"{path}.{key}", "empty", "missing_field")
-    if len(value) > max_len:
-        raise _reject(f"{path}.{key}", f"longer than {max_len} characters", "too_long")
-    if _CONTROL.search(value):
-        raise _reject(f"{path}.{key}", "contains control characters", "invalid_value")
-    return value
+    return check_name_text(value, f"{path}.{key}", max_len)
 
 
 def _num(obj: dict, key: str, path: str, *, lo: float = 0.0, hi: float, required: bool = False,
@@ -153,7 +162,7 @@ def _no_unknown(obj: dict, allowed: set[str], path: str) -> None:
 
 
 def parse_rfc3339_utc(value: str, field: str) -> datetime:
-    if not isinstance(value, str) or not _RFC3339.match(value):
+    if not isinstance(value, str) or not _RFC3339.fullmatch(value):
         raise _reject(field, "not an RFC 3339 timestamp", "bad_timestamp")
     text = value.replace("z", "Z").replace("t", "T").replace(" ", "T")
     frac = re.search(r"\.(\d+)", text)
@@ -231,7 +240,7 @@ def validate_payload(data: bytes | str | dict, received_at: datetime | None = No
     }
     if machine["gpu_count"] is None:
         machine["gpu_count"] = 1
-    if machine["country"] is not None and not _COUNTRY.match(machine["country"]):
+    if machine["country"] is not None and not _COUNTRY.fullmatch(machine["country"]):
         raise _reject("machine.country", "not an ISO 3166 alpha-2 code (two capital letters)")
 
     e = _obj(doc, "engine", ENGINE)
@@ -247,7 +256,7 @@ def validate_payload(data: bytes | str | dict, received_at: datetime | None = No
     }
     if model["sha256"] is not None:
         model["sha256"] = model["sha256"].lower()
-        if not _SHA256.match(model["sha256"]):
+        if not _SHA256.fullmatch(model["sha256"]):
             raise _reject("model.sha256", "not 64 hex digits")
 
     p = _obj(doc, "protocol", PROTOCOL)

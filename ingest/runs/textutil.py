@@ -92,7 +92,7 @@ def parse_any_time(value, field: str) -> datetime:
     if not isinstance(value, str):
         raise RunRejected(f"{field}: not a timestamp", "bad_timestamp")
     text = value.strip().replace("z", "Z")
-    m = re.match(r"^(\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2})(\.\d+)?(Z|[+-]\d{2}:?\d{2})?$", text)
+    m = re.fullmatch(r"^(\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2})(\.\d+)?(Z|[+-]\d{2}:?\d{2})?$", text)
     if not m:
         raise RunRejected(f"{field}: {value[:40]!r} is not a timestamp", "bad_timestamp")
     frac = (m.group(2) or "")[:7]

@@ -55,7 +55,7 @@ def sql_keywords() -> set[str]:
 
 
 def check_identifier(value: str, what: str, example: str) -> None:
-    if not NAME_RE.match(value or ""):
+    if not NAME_RE.fullmatch(value or ""):
         raise ScaffoldError(f"invalid {what} {value!r}: use snake_case (lowercase letters, digits and single "
                             f"underscores, starting with a letter), e.g. {example}")
     if len(value) > MAX_NAME:

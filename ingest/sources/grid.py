@@ -112,7 +112,7 @@ class GridSource(Source):
             get = lambda key: rec[col[key]].strip() if col[key] is not None and col[key] < len(rec) else None  # noqa: E731
             area = get("area")
             code = get("code") or None
-            iso3 = code if code and _ISO3.match(code) else None
+            iso3 = code if code and _ISO3.fullmatch(code) else None
             rows.append({
                 "area": area,
                 "area_code": code,

@@ -131,7 +131,7 @@ def parse_test_name(name: str | None) -> tuple[int | None, int | None]:
     """'pp1024+tg16' -> (1024, 16); 'tg128' -> (0, 128); unknown shapes -> (None, None)."""
     if not name:
         return None, None
-    m = TEST_NAME.match(name.strip())
+    m = TEST_NAME.fullmatch(name.strip())
     if not m or (m.group("pp") is None and m.group("tg") is None):
         return None, None
     return int(m.group("pp") or 0), int(m.group("tg") or 0)

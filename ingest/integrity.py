@@ -1,0 +1,71 @@
+"""Damage that must stop a publish (issue #12): landing files that no longer match the sha256
+their ledger recorded, and a raw store whose manifest and blobs disagree.
+
+`check_home(home)` returns one line per problem, each naming the file; the dbt asset runs it
+before dbt reads anything and fails the run on the first problem.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from ingest.landing import Lander, file_sha256
+from ingest.raw_store import RawStore
+
+
+def landing_problems(landing: Path, store: RawStore, source: str) -> list[str]:
+    """Every landing file a ledger entry lists must exist with its recorded sha256."""
+    problems = []
+    for outcome in Lander(landing, store, log=lambda _m: None).outcomes(source):
+        for rel, digest in outcome.files.items():
+            path = landing / rel
+            if not path.exists():
+                problems.append(f"landing/{rel}: missing (the ledger of payload {outcome.sha256[:12]} lists it)")
+            elif file_sha256(path) != digest:
+                problems.append(f"landing/{rel}: sha256 differs from the ledger (damaged; delete it and "
+                                f"landing/{source}/_ledger/ entries of its payloads to land them again from raw)")
+    return problems
+
+
+def raw_problems(store: RawStore, source: str) -> list[str]:
+    """Manifest lines and blobs must match: a line without its blob, a blob without a line, a torn line."""
+    problems = []
+    manifest = store.manifest_path(source)
+    listed: set[str] = set()
+    if manifest.exists():
+        with manifest.open(encoding="utf-8") as fh:
+            for n, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    doc = json.loads(line)
+                    path, size, status = doc["path"], int(doc["bytes"]), int(doc["status"])
+                except (ValueError, KeyError, TypeError):
+                    problems.append(f"raw/{source}/manifest.jsonl: line {n} is not a manifest row (torn or edited)")
+                    continue
+                listed.add(path)
+                blob = store.root / path
+                if status == 200 and not blob.exists():
+                    problems.append(f"raw/{path}: missing (line {n} of raw/{source}/manifest.jsonl lists it)")
+                elif status == 200 and blob.stat().st_size != size:
+                    problems.append(f"raw/{path}: {blob.stat().st_size} bytes, the manifest says {size}")
+    folder = store.root / source
+    if folder.exists():
+        for root, _dirs, files in os.walk(folder):
+            for name in files:
+                if name == "manifest.jsonl" or name.startswith(".") or ".tmp" in name:
+                    continue
+                rel = str((Path(root) / name).relative_to(store.root))
+                if rel not in listed:
+                    problems.append(f"raw/{rel}: no line in raw/{source}/manifest.jsonl (manifest truncated?)")
+    return problems
+
+
+def check_home(home: Path, sources: list[str]) -> list[str]:
+    store = RawStore(Path(home) / "raw")
+    problems = []
+    for source in sources:
+        problems += raw_problems(store, source)
+        problems += landing_problems(Path(home) / "landing", store, source)
+    return problems

@@ -1,0 +1,259 @@
+"""Checks that a DuckDB file is whole before it is published, kept or restored (issue #12).
+
+A file is *verified* when it opens read-only, every table in marts/site/audit reads end to end
+(DuckDB checks each block's checksum as it reads it) and its sha256 is recorded in
+`history/index.json`. The cheap check (refresh, `benchwh status`) compares the published file's
+sha256 with the index; the full one (`benchwh status --verify`, rollback, history copies) reads
+every table as well.
+"""
+from __future__ import annotations
+
+import errno
+import hashlib
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+from typing import Callable
+
+import duckdb
+
+from ingest import config
+
+# temporary names this project writes: `<name>.tmp<pid>` and `.rollback-<version>.tmp<pid>`
+_TMP_PID = re.compile(r"\.tmp(\d+)$")
+
+
+class DamagedFile(Exception):
+    """A file that should be a complete warehouse is not. The message names the file."""
+
+
+def file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def read_all_tables(path: Path) -> int:
+    """Open read-only and read every column of every table; returns the table count or raises DamagedFile."""
+    try:
+        con = duckdb.connect(str(path), read_only=True)
+    except duckdb.Error as exc:
+        raise DamagedFile(f"{path}: cannot be opened ({_first_line(exc)})") from None
+    try:
+        tables = con.execute("SELECT schema_name, table_name FROM duckdb_tables() "
+                             "WHERE database_name = current_database()").fetchall()
+        for schema, table in tables:
+            # hash(t) of the whole row touches every column, so every data block is read and checksummed
+            con.execute(f'SELECT count(*), bit_xor(hash(t)) FROM "{schema}"."{table}" t').fetchone()
+        if not tables:
+            raise DamagedFile(f"{path}: holds no tables")
+        return len(tables)
+    except duckdb.Error as exc:
+        raise DamagedFile(f"{path}: a table does not read ({_first_line(exc)})") from None
+    finally:
+        con.close()
+
+
+def _first_line(exc: BaseException) -> str:
+    return next((l.strip() for l in str(exc).splitlines() if l.strip()), type(exc).__name__)
+
+
+# -- the checksum index beside history/ ----------------------------------------------------
+
+def index_path() -> Path:
+    return config.home() / "history" / "index.json"
+
+
+def load_index() -> dict[str, dict]:
+    try:
+        doc = json.loads(index_path().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return doc.get("versions", {}) if isinstance(doc, dict) else {}
+
+
+def record_in_index(version: str, sha256: str, size: int, tables: int) -> None:
+    versions = load_index()
+    versions[version] = {"sha256": sha256, "bytes": size, "tables": tables}
+    keep = {p.stem for p in (config.home() / "history").glob("*.duckdb")} | {version}
+    versions = {v: e for v, e in versions.items() if v in keep}
+    write_atomically(index_path(), (json.dumps({"versions": versions}, indent=2, sort_keys=True) + "\n").encode())
+
+
+def version_of_sha(sha256: str) -> str | None:
+    return next((v for v, e in load_index().items() if e.get("sha256") == sha256), None)
+
+
+# -- writing without ever leaving a torn file under a final name ----------------------------
+
+def tmp_name(final: Path) -> Path:
+    return final.with_name(f".{final.name}.tmp{os.getpid()}")
+
+
+def fsync_dir(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_atomically(final: Path, body: bytes) -> None:
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = tmp_name(final)
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(body)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, final)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    fsync_dir(final.parent)
+
+
+def copy_verified(source: Path, final: Path, expect_sha256: str | None = None,
+                  fault_point: str | None = None) -> tuple[str, int]:
+    """Copy to a temporary name, fsync, read every table, then rename. Returns (sha256, tables).
+
+    A crash or a full disk at any point leaves at most a `.tmp<pid>` file (swept later), never a
+    torn file under the final name.
+    """
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = tmp_name(final)
+    try:
+        with open(source, "rb") as src, open(tmp, "wb") as dst:
+            h = hashlib.sha256()
+            copied = 0
+            for chunk in iter(lambda: src.read(1 << 20), b""):
+                dst.write(chunk)
+                h.update(chunk)
+                copied += len(chunk)
+                if fault_point and copied >= 1 << 20:
+                    fault(fault_point)
+            dst.flush()
+            os.fsync(dst.fileno())
+        digest = h.hexdigest()
+        if expect_sha256 and digest != expect_sha256:
+            raise DamagedFile(f"{source}: sha256 {digest[:12]} differs from the recorded {expect_sha256[:12]}")
+        if file_sha256(tmp) != digest:
+            raise DamagedFile(f"{tmp}: the copy differs from {source} after writing")
+        tables = read_all_tables(tmp)
+        os.replace(tmp, final)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise disk_error(exc, final) from None
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    fsync_dir(final.parent)
+    return digest, tables
+
+
+def disk_error(exc: OSError, path: Path) -> OSError:
+    """A full disk as one line naming the path and the free space; other errors unchanged."""
+    if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+        return exc
+    try:
+        free = shutil.disk_usage(path.parent if not path.is_dir() else path).free
+    except OSError:
+        free = 0
+    return OSError(exc.errno, f"disk full writing {path} ({free / 1e6:.1f} MB free)")
+
+
+_DISK_FULL = ("no space left on device", "disk i/o error", "database or disk is full", "disk quota exceeded",
+              "disk full")
+
+
+def disk_full_line(text: str) -> str | None:
+    """One line for a full disk, naming the path written (when the error says it) and the free
+    space of the warehouse home; None when the text is not about a full disk."""
+    lowered = (text or "").lower()
+    if not any(marker in lowered for marker in _DISK_FULL):
+        return None
+    home = config.home()
+    found = re.search(re.escape(str(home)) + r"[^\s'\"]*", text or "")
+    try:
+        free = shutil.disk_usage(home).free
+    except OSError:
+        free = 0
+    return f"disk full writing {found.group(0).rstrip('.,:;)') if found else home} ({free / 1e6:.1f} MB free)"
+
+
+def fault(point: str) -> None:
+    """Test hook: BENCHWH_FAULT=<point> kills this process (SIGKILL) when it reaches that point."""
+    if os.environ.get("BENCHWH_FAULT") == point:
+        os.kill(os.getpid(), 9)
+
+
+# -- the published file ------------------------------------------------------------------
+
+def check_published(full: bool = False) -> dict:
+    """State of the published file: {"ok", "version", "problem"}.
+
+    Cheap (default): it opens, names its version, and its sha256 is the one recorded for that
+    version in history/index.json. Full: every table reads as well.
+    """
+    from orchestration.publish import read_version
+
+    path = config.published_path()
+    if not path.exists():
+        return {"ok": True, "version": None, "problem": None}
+    info = read_version(path)
+    if info is None:
+        return {"ok": False, "version": None, "problem": f"{path}: cannot be opened or names no version"}
+    version = info["version"]
+    recorded = load_index().get(version, {}).get("sha256")
+    if recorded and file_sha256(path) != recorded:
+        return {"ok": False, "version": version,
+                "problem": f"{path}: sha256 differs from the one recorded for version {version}"}
+    if full:
+        try:
+            read_all_tables(path)
+        except DamagedFile as exc:
+            return {"ok": False, "version": version, "problem": str(exc)}
+    return {"ok": True, "version": version, "problem": None}
+
+
+# -- temporary and abandoned files -------------------------------------------------------
+
+def pid_alive(pid: int) -> bool:
+    """A running process (a zombie no one reaped yet writes nothing: dead)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
+            return fh.read().rsplit(")", 1)[-1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
+
+
+def sweep_temporaries(log: Callable[[str], None] | None = None) -> int:
+    """Remove `*.tmp<pid>` files of dead processes anywhere in the home, and legacy
+    `.rollback-*.duckdb` copies. Call while holding the refresh lock."""
+    home = config.home()
+    removed = 0
+    if not home.exists():
+        return 0
+    for folder, dirs, files in os.walk(home, followlinks=False):
+        dirs[:] = [d for d in dirs if d not in ("dagster",)]
+        for name in files:
+            path = Path(folder) / name
+            m = _TMP_PID.search(name)
+            stale = (m is not None and int(m.group(1)) != os.getpid() and not pid_alive(int(m.group(1))))
+            stale = stale or (Path(folder) == home and name.startswith(".rollback-") and name.endswith(".duckdb"))
+            if stale:
+                path.unlink(missing_ok=True)
+                removed += 1
+    if removed and log:
+        log(f"cleaned {removed} abandoned temporary files")
+    return removed

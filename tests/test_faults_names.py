@@ -1,0 +1,62 @@
+"""Issue #12 items 8 and 14 (names): full-match patterns, one length limit and one rule for
+control characters and bidirectional marks, whatever format a name arrives in."""
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+
+import pytest
+
+from ingest import config
+from ingest.runs.errors import RunRejected
+from ingest.runs.payload import payload_bytes, validate_payload
+from tests.hostile.generate import good_payload, lb_record
+from tests.test_runs_imports import parse_text
+from tests.pipeline_helpers import run_benchwh
+
+RECEIVED = datetime(2026, 2, 1, tzinfo=timezone.utc)
+
+
+@pytest.mark.parametrize("name", ["name\n", "name\r\n", " name", "na\u202eme"])
+def test_sources_new_refuses_a_name_with_trailing_newline(name, tmp_path):
+    before = sorted(p.name for p in (config.project_root() / "ingest" / "sources").iterdir())
+    proc = run_benchwh(tmp_path / "warehouse", "sources", "new", name)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith("benchwh: invalid source name") and len(proc.stderr.strip().splitlines()) == 1
+    assert sorted(p.name for p in (config.project_root() / "ingest" / "sources").iterdir()) == before
+
+
+def test_llama_bench_gpu_info_longer_than_the_name_limit_is_refused():
+    text = json.dumps([lb_record(gpu_info="X" * 10_000)])
+    with pytest.raises(RunRejected, match="gpu: longer than 500 characters"):
+        parse_text(text)
+    run, = parse_text(json.dumps([lb_record(gpu_info="Y" * 500)]))  # the limit itself is allowed
+    assert len(run.gpu) == 500
+
+
+@pytest.mark.parametrize("bad", ["RTX\n4090", "RTX\r4090", "RTX\t4090", "RTX \u202e0904", "RTX\u2066 4090", "RTX\x85 4090"])
+def test_control_characters_and_bidi_marks_refused_in_every_format(bad):
+    with pytest.raises(RunRejected, match="control characters or bidirectional marks"):
+        validate_payload(payload_bytes(good_payload(**{"machine.gpu": bad})), RECEIVED)
+    with pytest.raises(RunRejected, match="control characters or bidirectional marks"):
+        parse_text(json.dumps([lb_record(gpu_info=bad)]))
+    with pytest.raises(RunRejected, match="control characters or bidirectional marks"):
+        parse_text(json.dumps([lb_record()]), meta={"gpu": bad})
+
+
+def test_rejected_junk_kept_in_raw_within_its_budget(home, tmp_path, monkeypatch):
+    """The probe's zip of junk added 100 MB to raw/: rejected bytes are now kept within a budget."""
+    from ingest.runs.add import REJECTED_KEEP_FILE_BYTES, add_paths
+
+    monkeypatch.setenv("BENCHWH_REJECTED_RAW_MB", "0.2")
+    junk = tmp_path / "junk"
+    junk.mkdir()
+    for i in range(40):
+        (junk / f"j{i:02d}.txt").write_text(f"junk {i} " + "not a benchmark output " * 400)  # ~9 KB each
+    (junk / "big.txt").write_text("x" * (REJECTED_KEEP_FILE_BYTES + 1))
+    results = add_paths([junk], home)
+    assert len(results) == 41 and all(r.status == "rejected" for r in results)
+    kept = sum(p.stat().st_size for p in (home / "raw" / "runs").rglob("*.json"))
+    assert 0 < kept <= 200_000  # some rejections kept (their quarantine rows rebuild from raw), not all
+    results = add_paths([junk], home)  # a second drop adds nothing: the budget is spent
+    assert sum(p.stat().st_size for p in (home / "raw" / "runs").rglob("*.json")) == kept
