@@ -19,7 +19,7 @@ PUBLISH_WITH_FAULT = """
 import sys
 from pathlib import Path
 from orchestration.publish import publish
-publish(Path(sys.argv[1]), {}, print)
+publish(Path(sys.argv[1]), {}, print, if_changed=False)  # the same tables as published: copied all the same
 """
 
 
