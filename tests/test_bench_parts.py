@@ -124,3 +124,11 @@ def test_recall_prompt_holds_one_needle_at_the_planned_size():
     content = messages[0]["content"]
     assert content.count(code) == 1 and 0.0 <= depth <= 1.0
     assert 0.9 * 8192 <= text.word_count(content) <= 8192
+
+
+def test_a_protocol_run_with_other_counts_is_named_for_what_was_run():
+    p = protocols.get("gen-1k")
+    assert p.with_counts().name == "gen-1k"
+    assert p.with_counts(gen_tokens=200, repetitions=10, warmup=1).name == "gen-1k"
+    assert p.with_counts(warmup=0, repetitions=3, gen_tokens=20).name == "gen-1k/tg20/r3/w0"
+    assert p.with_counts(repetitions=5).name == "gen-1k/r5"
