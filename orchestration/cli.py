@@ -9,7 +9,8 @@ import sys
 
 from ingest import config
 
-EXTRA_COMMANDS = ("orchestration.runs_cli", "orchestration.bench_cli", "orchestration.sources_cli")
+EXTRA_COMMANDS = ("orchestration.runs_cli", "orchestration.bench_cli", "orchestration.sources_cli",
+                  "orchestration.dev_cli")
 
 
 class UserError(Exception):
@@ -29,7 +30,10 @@ def cmd_refresh(args) -> int:
     progress(f"refresh {mode} into {config.home()}")
     result = run_refresh(offline=args.offline, sources=[] if args.no_fetch else args.source)
     if not result.success:
-        print(f"benchwh: refresh failed: {result.error}", file=sys.stderr)
+        if debug() and result.traceback:
+            print("Traceback of the failing step (BENCHWH_DEBUG=1):\n" + result.traceback.rstrip(), file=sys.stderr)
+        print(f"benchwh: refresh failed: {result.error}{run_reference(result.run_id, result.error)}",
+              file=sys.stderr)
         return 1
     rows = sum(v["rows"] for v in result.landed.values())
     quarantined = sum(v["quarantined"] for v in result.landed.values())
@@ -37,6 +41,14 @@ def cmd_refresh(args) -> int:
     print(f"refreshed {result.version}: {rows} rows landed ({per_source}), {quarantined} quarantined, "
           f"{result.tables} tables published in {result.seconds:.1f}s -> {config.published_path()}")
     return 0
+
+
+def run_reference(run_id: str | None, error: str | None) -> str:
+    """" (run <id>, log <path>)" unless the reason already says so: where to look next."""
+    if not run_id or run_id in (error or ""):
+        return ""
+    from orchestration.instance import dagster_home
+    return f" (run {run_id}; `dagster dev` shows it, DAGSTER_HOME={dagster_home()})"
 
 
 def cmd_rollback(args) -> int:
@@ -122,9 +134,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def debug() -> bool:
+    """BENCHWH_DEBUG=1: tracebacks instead of one-line errors."""
+    return os.environ.get("BENCHWH_DEBUG") == "1"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    # settings are checked before any work: a bad value is a usage mistake, named, exit 2
+    problems = config.check_settings()
+    if problems:
+        for problem in problems:
+            print(f"benchwh: {problem}", file=sys.stderr)
+        return 2
     try:
         return int(args.func(args) or 0)
     except UserError as exc:
@@ -134,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
         print("benchwh: interrupted", file=sys.stderr)
         return 130
     except Exception as exc:  # one line, never a traceback, unless asked for
-        if os.environ.get("BENCHWH_DEBUG"):
+        if debug():
             raise
         line = next((l for l in str(exc).splitlines() if l.strip()), type(exc).__name__)
         print(f"benchwh: {type(exc).__name__}: {line}", file=sys.stderr)

@@ -3,7 +3,10 @@
 import contextlib
 import json
 import os
+import re
+import shutil
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any, Mapping
 
 import dagster as dg
@@ -71,10 +74,28 @@ def first_dbt_failure(target: os.PathLike) -> str:
         return "dbt build failed before producing results (see the dbt log)"
     for r in results:
         if r.get("status") in ("error", "fail", "runtime error"):
-            message = (r.get("message") or "").strip().splitlines()
-            detail = next((m.strip() for m in message if m.strip()), r.get("status"))
+            detail = root_error_line(r.get("message") or "") or r.get("status")
             return f"dbt {r.get('status')} in {r['unique_id']}: {detail}"[:400]
     return "dbt build failed (no failing node recorded)"
+
+
+# dbt's wrapper lines say where, not why ("Runtime Error in model x (models/...)")
+_WRAPPER = re.compile(r"^(Runtime|Database|Compilation|Parsing|Dependency) Error( in .*)?$|^compiled code at ")
+
+
+def root_error_line(message: str) -> str:
+    """The line of a dbt node message that names the cause, e.g. the DuckDB error."""
+    lines = [l.strip() for l in message.strip().splitlines() if l.strip()]
+    causes = [l for l in lines if not _WRAPPER.match(l)]
+    return (causes or lines or [""])[0]
+
+
+def remove_build(run_id: str) -> None:
+    """A failed build's file, WAL and dbt target folder: nothing of it is published, so none stays."""
+    path = build_path(run_id)
+    for leftover in (path, Path(f"{path}.wal")):
+        leftover.unlink(missing_ok=True)
+    shutil.rmtree(build_dir() / f"{run_id}-target", ignore_errors=True)
 
 
 ensure_manifest()
@@ -110,5 +131,7 @@ def dbt_build(context: dg.AssetExecutionContext, dbt: DbtCliResource):
                 built += 1
             yield event
     if not invocation.is_successful():
-        raise dg.Failure(description=f"{first_dbt_failure(target)} (log: {log_path})")
+        reason = first_dbt_failure(target)
+        remove_build(context.run_id)
+        raise dg.Failure(description=f"{reason} (run {context.run_id}, log {log_path})")
     progress(f"dbt: {built} models built and tested")

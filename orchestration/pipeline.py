@@ -13,11 +13,20 @@ from orchestration.progress import progress
 class RefreshResult:
     success: bool
     error: str | None = None
+    traceback: str | None = None  # the failing step's stack, printed when BENCHWH_DEBUG=1
     run_id: str | None = None
     seconds: float = 0.0
     landed: dict = field(default_factory=dict)  # source -> {"rows": n, "quarantined": n}
     version: str | None = None
     tables: int = 0
+
+
+def _failure_traceback(result) -> str | None:
+    for event in result.all_events:
+        if event.event_type_value == "STEP_FAILURE":
+            err = getattr(event.event_specific_data, "error", None)
+            return err.to_string() if err is not None else None
+    return None
 
 
 def _failure_reason(result) -> str:
@@ -65,6 +74,7 @@ def run_refresh(offline: bool = False, sources: list[str] | None = None,
                             seconds=time.monotonic() - started)
         if not result.success:
             out.error = _failure_reason(result)
+            out.traceback = _failure_traceback(result)
             clean_abandoned_builds(log=None)
             return out
         for event in result.all_events:

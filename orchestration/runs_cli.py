@@ -21,6 +21,9 @@ def cmd_keys_generate(args) -> int:
     from ingest.runs import dsse
 
     out = Path(args.out) if args.out else dsse.default_key_path(config.home())
+    if args.out and not out.parent.is_dir():
+        # an explicit --out names a file in an existing folder; only the default keys/ is made
+        return _fail(f"--out {out}: folder {out.parent} does not exist (create it first)")
     if out.exists():
         return _fail(f"{out} already exists; not overwriting a private key (choose another --out)")
     try:
@@ -60,6 +63,9 @@ def cmd_runs_sign(args) -> int:
     except Refused as exc:
         return _fail(f"{src}: {exc.reason}")
     key_path = Path(args.key) if args.key else dsse.default_key_path(config.home())
+    if not args.key and not key_path.is_file():
+        return _fail(f"no signing key: --key not given and no key at {key_path} "
+                     "(create one with `benchwh keys generate`, or pass --key PATH)")
     try:
         key = dsse.load_private_key(key_path)
     except ValueError as exc:
@@ -94,6 +100,11 @@ def cmd_runs_add(args) -> int:
              "quant": args.quant, "repo": args.repo, "protocol": args.protocol,
              "created_at": args.created_at, "avg_watts": args.avg_watts}
     flags = {k: v for k, v in flags.items() if v is not None}
+    missing = [p for p in args.paths if not Path(p).exists() and not Path(p).is_symlink()]
+    if missing:
+        # the same usage mistake as `runs sign` of a missing file: exit 2, nothing landed
+        return _fail(f"{missing[0]}: No such file or directory"
+                     + (f" (and {len(missing) - 1} more missing)" if len(missing) > 1 else ""))
     try:
         validate_meta(flags, "flags")
     except RunRejected as exc:
