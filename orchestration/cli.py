@@ -20,7 +20,7 @@ class UserError(Exception):
 def cmd_refresh(args) -> int:
     from ingest.source import load_sources
     from orchestration.pipeline import run_refresh
-    from orchestration.progress import progress
+    from orchestration.progress import plural, progress
 
     known = load_sources()
     for name in args.source or []:
@@ -38,8 +38,9 @@ def cmd_refresh(args) -> int:
     rows = sum(v["rows"] for v in result.landed.values())
     quarantined = sum(v["quarantined"] for v in result.landed.values())
     per_source = ", ".join(f"{k} {v['rows']}" for k, v in sorted(result.landed.items()))
-    print(f"refreshed {result.version}: {rows} rows landed ({per_source}), {quarantined} quarantined, "
-          f"{result.tables} tables published in {result.seconds:.1f}s -> {config.published_path()}")
+    print(f"refreshed {result.version}: {plural(rows, 'row')} landed ({per_source}), {quarantined} quarantined, "
+          f"{plural(result.tables, 'table')} published ({result.exported} exported as Parquet) "
+          f"in {result.seconds:.1f}s -> {config.published_path()}")
     return 0
 
 
@@ -65,12 +66,16 @@ def cmd_rollback(args) -> int:
 
 
 def cmd_status(args) -> int:
+    from ingest.freshness import verdict
     from ingest.landing import Lander
     from ingest.raw_store import RawStore
     from ingest.source import load_sources
-    from orchestration.publish import list_history, read_version
+    from orchestration.progress import plural
+    from orchestration.publish import exports_dir, list_history, read_version
 
     version = read_version(config.published_path())
+    if version:
+        version["demo_data"] = published_demo_sources(exports_dir() / "manifest.json")
     store = RawStore(config.raw_dir())
     lander = Lander(config.landing_dir(), store)
     report = {
@@ -79,10 +84,13 @@ def cmd_status(args) -> int:
         "history": list_history(),
         "sources": {},
     }
-    for name in sorted(load_sources()):
+    for name, src in sorted(load_sources().items()):
         entries = store.entries(name)
         outcomes = lander.outcomes(name)
+        fresh = verdict(src, store, lander)
         report["sources"][name] = {
+            "freshness": fresh.status,
+            "freshness_line": fresh.line,
             "last_fetch": max((e.fetched_at for e in entries), default=None),
             "payloads": len(outcomes),
             "rows_landed": sum(sum(o.landed.values()) for o in outcomes),
@@ -95,13 +103,25 @@ def cmd_status(args) -> int:
     print(f"warehouse home: {report['home']}")
     if version:
         print(f"published: {version['version']} (built {version['build_started_at']}, code {version['code_revision']})")
+        if version["demo_data"]:
+            print(f"  holds DEMO data (the bundled offline recordings) from: {', '.join(version['demo_data'])}; "
+                  "a live `benchwh refresh` replaces it")
     else:
         print("published: nothing yet (run `benchwh refresh`)")
-    print(f"history: {len(report['history'])} versions")
-    print(f"{'source':<14}{'last fetch':<30}{'payloads':>9}{'landed':>10}{'quarantined':>13}")
+    print(f"history: {plural(len(report['history']), 'version')}")
+    print(f"{'source':<14}{'last fetch':<30}{'payloads':>9}{'landed':>10}{'quarantined':>13}  freshness")
     for name, s in report["sources"].items():
-        print(f"{name:<14}{(s['last_fetch'] or '-'):<30}{s['payloads']:>9}{s['rows_landed']:>10}{s['rows_quarantined']:>13}")
+        print(f"{name:<14}{(s['last_fetch'] or '-'):<30}{s['payloads']:>9}{s['rows_landed']:>10}{s['rows_quarantined']:>13}"
+              f"  {s['freshness_line']}")
     return 0
+
+
+def published_demo_sources(manifest_path) -> list[str]:
+    """The sources whose rows in the published version are demo data (from exports/manifest.json)."""
+    try:
+        return list(json.loads(manifest_path.read_text()).get("demo_data") or [])
+    except (OSError, ValueError):
+        return []
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -18,7 +18,8 @@ class RefreshResult:
     seconds: float = 0.0
     landed: dict = field(default_factory=dict)  # source -> {"rows": n, "quarantined": n}
     version: str | None = None
-    tables: int = 0
+    tables: int = 0  # in the published file (marts, site, audit)
+    exported: int = 0  # of those, written to exports/ as Parquet (marts, site)
 
 
 def _failure_traceback(result) -> str | None:
@@ -89,4 +90,5 @@ def run_refresh(offline: bool = False, sources: list[str] | None = None,
                 elif key[0] == "publish":
                     out.version = md.get("version")
                     out.tables = int(md.get("tables", 0))
+                    out.exported = int(md.get("tables_exported", 0))
         return out

@@ -20,6 +20,7 @@ import duckdb
 from ingest import config
 
 PUBLISHED_SCHEMAS = ("marts", "site", "audit")
+EXPORTED_SCHEMAS = ("marts", "site")  # audit stays in the file only
 REQUIRED_TABLES = ("marts.fct_api_prices", "marts.fct_grid_intensity", "audit.quarantine", "audit.build_info")
 HISTORY_KEEP = 7
 
@@ -129,7 +130,8 @@ def publish(build_file: Path, sources_meta: dict, log: Callable[[str], None]) ->
         os.replace(build_file, published)
         _fsync_dir(published.parent)
         write_exports(published, inventory, new, sources_meta)
-    log(f"published {new['version']}: {sum(1 for t in inventory if not t.startswith('audit.'))} tables, exports written")
+    exported = sum(1 for t in inventory if t.split(".")[0] in EXPORTED_SCHEMAS)
+    log(f"published {new['version']}: {len(inventory)} tables in the file, {exported} exported as Parquet")
     return {"version": new["version"], "tables": inventory}
 
 
@@ -155,7 +157,7 @@ def write_exports(published: Path, inventory: dict, version: dict, sources_meta:
     """Each marts/site table to exports/<table>.parquet, then exports/manifest.json last."""
     out = exports_dir()
     out.mkdir(parents=True, exist_ok=True)
-    exported = {t: v for t, v in inventory.items() if t.split(".")[0] in ("marts", "site")}
+    exported = {t: v for t, v in inventory.items() if t.split(".")[0] in EXPORTED_SCHEMAS}
     names = [t.split(".", 1)[1] for t in exported]
     if len(set(names)) != len(names):
         raise PublishError("two exported tables share a name across schemas")
@@ -179,6 +181,8 @@ def write_exports(published: Path, inventory: dict, version: dict, sources_meta:
         "code_revision": version["code_revision"],
         "tables": {t: {"file": f"{t.split('.', 1)[1]}.parquet", **v} for t, v in exported.items()},
         "sources": sources_meta,
+        # sources whose rows come from the bundled offline recordings (demo data, not real)
+        "demo_data": sorted(n for n, m in sources_meta.items() if m.get("demo")),
     }
     tmp = out / ".manifest.json.tmp"
     tmp.write_text(json.dumps(manifest, indent=2, sort_keys=True))
