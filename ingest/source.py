@@ -147,6 +147,14 @@ class Source:
         raise KeyError(f"{self.name} has no entity {name!r}")
 
 
+METADATA_FIELDS = ("license", "attribution", "default_url")
+
+
+def metadata_todos(src: Source) -> list[str]:
+    """The metadata fields a scaffold left with a TODO: published in the manifest, so finish them."""
+    return [f for f in METADATA_FIELDS if "TODO" in str(getattr(src, f, "") or "")]
+
+
 def builtin_source_classes() -> list[type[Source]]:
     """Source subclasses with a `name` defined in the modules of ingest/sources/, by module name."""
     package = importlib.import_module(BUILTIN_PACKAGE)

@@ -18,7 +18,7 @@ class UserError(Exception):
 
 
 def cmd_refresh(args) -> int:
-    from ingest.source import load_sources
+    from ingest.source import load_sources, metadata_todos
     from orchestration.pipeline import run_refresh
     from orchestration.progress import plural, progress
 
@@ -26,6 +26,11 @@ def cmd_refresh(args) -> int:
     for name in args.source or []:
         if name not in known:
             raise UserError(f"unknown source {name!r}; known: {', '.join(sorted(known))}")
+    for name, src in sorted(known.items()):
+        todos = metadata_todos(src)
+        if todos:
+            progress(f"warning: source {name} still has TODO in its {', '.join(todos)} "
+                     f"({type(src).__module__}); the manifest publishes them as they are")
     mode = "no fetch" if args.no_fetch else ("offline (bundled recordings)" if args.offline else "live")
     progress(f"refresh {mode} into {config.home()}")
     result = run_refresh(offline=args.offline, sources=[] if args.no_fetch else args.source)
