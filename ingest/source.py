@@ -62,6 +62,9 @@ class FetchContext:
     stored: list[RawEntry] = field(default_factory=list)
     # reads landed values for incremental fetches: (entity, column) -> set of values
     landed_values: Callable[[str, str], set] = lambda entity, column: set()
+    # called with the number of responses so far after each one (progress display)
+    on_fetch: Callable[[int], None] | None = None
+    fetched: int = 0
 
     def get(self, url: str, *, ext: str = "json", conditional: bool = True,
             params: dict | None = None) -> tuple[RawEntry, bytes | None]:
@@ -76,6 +79,9 @@ class FetchContext:
             etag=previous.etag if previous else None,
             last_modified=previous.last_modified if previous else None,
         )
+        self.fetched += 1
+        if self.on_fetch is not None:
+            self.on_fetch(self.fetched)
         if response.status_code == 304:
             if previous is None:
                 raise SourceFailed(f"{self.source}: {url} answered 304 to an unconditional request")

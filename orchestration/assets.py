@@ -15,7 +15,7 @@ from ingest.landing import Lander, PayloadOutcome
 from ingest.raw_store import RawStore
 from ingest.replay import has_recording, replay_into_store
 from ingest.source import FetchContext, Source, SourceFailed, load_sources
-from orchestration.progress import progress
+from orchestration.progress import count, landing_log, progress
 
 SOURCES_TAG = "benchwh/sources"
 OFFLINE_TAG = "benchwh/offline"
@@ -62,6 +62,7 @@ def fetch_source(source: Source, store: RawStore, offline: bool) -> int:
         source=source.name, base_url=source.base_url(),
         client=PoliteClient(log=progress), store=store, parser_version=source.parser_version,
         log=progress, landed_values=landed_values_reader(source.name),
+        on_fetch=lambda n: count(f"{source.name}: fetching", n, None, "responses"),
     )
     try:
         source.fetch(ctx)
@@ -103,6 +104,11 @@ def check_results(source: Source, outcomes: list[PayloadOutcome], store: RawStor
         ))
         if not source.scheduled:
             fresh_ok, severity, desc = True, dg.AssetCheckSeverity.WARN, "fed by files, no schedule"
+        elif age_h is None and fetched and outcomes and not any(o.status == "landed" for o in outcomes):
+            # this run fetched payloads and none landed, and nothing good landed before (or it was
+            # demo data, dropped by this live run): upstream changed shape, block as stale
+            fresh_ok, severity = False, dg.AssetCheckSeverity.ERROR
+            desc = f"no good fetch at all: this run's {len(outcomes)} payloads landed nothing"
         elif age_h is None:
             # nothing landed yet, so nothing stale: the marts simply lack this source
             fresh_ok, severity, desc = False, dg.AssetCheckSeverity.WARN, "never fetched"
@@ -143,7 +149,7 @@ def build_landing_asset(source: Source) -> dg.AssetsDefinition:
         tags = context.run.tags
         offline = tags.get(OFFLINE_TAG) == "1"
         store = RawStore(config.raw_dir())
-        lander = Lander(config.landing_dir(), store, log=progress)
+        lander = Lander(config.landing_dir(), store, log=landing_log)
         if not offline and tags.get(SOURCES_TAG, "all") != "none":
             # a live refresh replaces demo data: its rows are never published beside live ones
             demo.drop_demo(store, config.landing_dir(), [source.name], log=progress)

@@ -13,7 +13,7 @@ import dagster as dg
 from dagster_dbt import DagsterDbtTranslator, DagsterDbtTranslatorSettings, DbtCliResource, dbt_assets
 
 from ingest import config
-from orchestration.progress import progress
+from orchestration.progress import count, progress
 from orchestration.resources import MANIFEST_PATH, build_dir, build_path, ensure_manifest
 
 LAYERS = ("staging", "intermediate", "marts", "site", "audit")
@@ -79,6 +79,17 @@ def first_dbt_failure(target: os.PathLike) -> str:
     return "dbt build failed (no failing node recorded)"
 
 
+def node_count() -> int:
+    """Nodes a build runs (models, seeds, snapshots, data tests; unit tests when enabled)."""
+    kinds = {"model", "seed", "snapshot", "test"}
+    if os.environ.get("BENCHWH_DBT_UNIT_TESTS") == "1":
+        kinds.add("unit_test")
+    manifest = json.loads(MANIFEST_PATH.read_text())
+    nodes = [n for n in {**manifest.get("nodes", {}), **manifest.get("unit_tests", {})}.values()
+             if n.get("resource_type") in kinds]
+    return len(nodes) or 1
+
+
 def built_summary(target: os.PathLike) -> str:
     """'55 models, 6 seeds built; 150 tests passed': each kind of dbt node counted by its name."""
     from orchestration.progress import plural
@@ -142,7 +153,9 @@ def dbt_build(context: dg.AssetExecutionContext, dbt: DbtCliResource):
         old.unlink(missing_ok=True)
     log_path = log_dir / f"dbt-{context.run_id}.log"
     with open(log_path, "w", encoding="utf-8") as log_file, contextlib.redirect_stdout(log_file):
-        for event in invocation.stream():
+        total = node_count()
+        for done, event in enumerate(invocation.stream(), 1):
+            count("dbt", min(done, total), total, "nodes done")
             yield event
     if not invocation.is_successful():
         reason = first_dbt_failure(target)

@@ -59,6 +59,8 @@ def run_refresh(offline: bool = False, sources: list[str] | None = None,
     ensure_dagster_home()
     with home_lock("refresh", log):
         clean_abandoned_builds(log=log)
+        # importing Dagster and the dbt project takes seconds: say so rather than sit silent
+        log("loading the pipeline (Dagster definitions, dbt manifest)")
         from dagster import DagsterInstance
 
         from orchestration.definitions import defs

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import duckdb
 import pytest
@@ -42,6 +43,9 @@ def test_a_live_refresh_drops_the_demo_data_and_publishes_none_of_it(warehouse_c
     # counts: tables in the file and tables exported are told apart, dbt nodes by their kind
     assert "tables published (" in proc.stdout and "exported as Parquet" in proc.stdout
     assert " seeds built" in proc.stderr and "tests passed" in proc.stderr
+    # progress, as plain lines (not a terminal): responses fetched, dbt nodes done of total
+    assert re.search(r"openrouter: fetching: \d+ responses|dbt: (\d+)/\1 nodes done", proc.stderr)
+    assert re.search(r"dbt: (\d+)/\1 nodes done", proc.stderr) and "loading the pipeline" in proc.stderr
 
     manifest = json.loads((home / "exports" / "manifest.json").read_text())
     assert manifest["demo_data"] == []
