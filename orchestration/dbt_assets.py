@@ -79,6 +79,25 @@ def first_dbt_failure(target: os.PathLike) -> str:
     return "dbt build failed (no failing node recorded)"
 
 
+def refuse_partial_build(context: dg.AssetExecutionContext) -> None:
+    """A run that selects only some dbt models is refused before dbt starts, with the reason.
+
+    Each run builds a NEW DuckDB file from landing (DESIGN §1): a model materialized alone
+    would find none of its upstream tables there ("Table ... does not exist") and leave a
+    half-built file behind. Materialize the whole graph instead.
+    """
+    selected = set(context.selected_asset_keys)
+    wanted = set(dbt_build.keys)
+    if selected >= wanted:
+        return
+    picked = sorted("/".join(k.path) for k in selected & wanted)
+    shown = ", ".join(picked[:3]) + (f" and {len(picked) - 3} more" if len(picked) > 3 else "")
+    raise dg.Failure(description=(
+        f"refused: {shown} cannot be built alone ({len(picked)} of {len(wanted)} dbt assets selected): every "
+        "run builds a new DuckDB file from landing, so a model built without its upstream models finds no "
+        "tables. Launch the `refresh` job (live) or `refresh_offline` (recordings), or \"Materialize all\"."))
+
+
 def node_count() -> int:
     """Nodes a build runs (models, seeds, snapshots, data tests; unit tests when enabled)."""
     kinds = {"model", "seed", "snapshot", "test"}
@@ -133,6 +152,7 @@ ensure_manifest()
     settings=DagsterDbtTranslatorSettings(enable_asset_checks=True)), name="dbt_build")
 def dbt_build(context: dg.AssetExecutionContext, dbt: DbtCliResource):
     """Build staging → marts/site/audit into warehouse/build/<run id>.duckdb, with dbt tests."""
+    refuse_partial_build(context)
     path = build_path(context.run_id)
     path.parent.mkdir(parents=True, exist_ok=True)
     os.environ["BENCHWH_BUILD_PATH"] = str(path)

@@ -39,7 +39,9 @@ def sources_meta() -> dict:
 def benchmarks_duckdb(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
     path = build_path(context.run_id)
     if not path.exists():
-        raise dg.Failure(description=f"no build file {path.name} to publish")
+        raise dg.Failure(description=(
+            f"refused: this run built nothing to publish (no {path.name}): publish only follows the dbt build "
+            "of the same run. Launch the `refresh` job (live) or `refresh_offline` (recordings), or \"Materialize all\"."))
     try:
         result = publish(path, sources_meta(), progress)
     except PublishError as exc:
