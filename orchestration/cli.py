@@ -54,7 +54,7 @@ def run_reference(run_id: str | None, error: str | None) -> str:
     if not run_id or run_id in (error or ""):
         return ""
     from orchestration.instance import dagster_home
-    return f" (run {run_id}; `dagster dev` shows it, DAGSTER_HOME={dagster_home()})"
+    return f" (run {run_id}; `benchwh dev` shows it, DAGSTER_HOME={dagster_home()})"
 
 
 def cmd_rollback(args) -> int:

@@ -1,4 +1,4 @@
-"""One Definitions object for `dagster dev -m orchestration.definitions` and the benchwh CLI."""
+"""One Definitions object for `benchwh dev` (dagster dev -m orchestration.definitions) and the benchwh CLI."""
 import dagster as dg
 
 from orchestration.assets import landing_assets

@@ -65,6 +65,14 @@ def _move(path: Path, folder: Path) -> Path:
     return target
 
 
+def write_report(target: Path, results: list) -> None:
+    """`<name>.report` beside a processed file: what `runs add` prints for it (trust, samples)."""
+    lines = [r.line() for r in results]
+    lines.append("names that did not resolve are listed, after the next publish, in audit.unresolved_names "
+                 "(or run `benchwh runs add` on the file for the full report)")
+    target.with_name(target.name + ".report").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
 def process_inbox(cursor: str | None, log=print) -> tuple[list, str, bool]:
     """Land the inbox's new files. Returns (results, new cursor, anything accepted)."""
     from ingest.runs.add import receive
@@ -95,7 +103,8 @@ def process_inbox(cursor: str | None, log=print) -> tuple[list, str, bool]:
                 reasons = "\n".join(f"{r.name}: {r.reason}" for r in rejected) or "nothing to import"
                 target.with_name(target.name + ".reason").write_text(reasons + "\n", encoding="utf-8")
             else:
-                _move(path, inbox / "processed")
+                target = _move(path, inbox / "processed")
+                write_report(target, rs)
         except OSError as exc:
             log(f"inbox: cannot move {path.name}: {exc}")
         seen.add(ident)
