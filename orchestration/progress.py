@@ -13,6 +13,7 @@ import time
 
 _START = time.monotonic()
 _live = {"shown": False}
+_shown: dict[str, tuple] = {}  # label -> the last count shown
 PLAIN_EVERY = 25  # plain lines for a count without a known total: one per this many
 
 
@@ -36,6 +37,9 @@ def progress(message: str) -> None:
 
 def count(label: str, done: int, total: int | None, unit: str) -> None:
     """`label: done/total unit`, live on a terminal, a plain line now and then elsewhere."""
+    if _shown.get(label) == (done, total):
+        return  # the same count again (more events than nodes): nothing new to say
+    _shown[label] = (done, total)
     text = f"{label}: {done}/{total} {unit}" if total else f"{label}: {done} {unit}"
     finished = total is not None and done >= total
     if is_terminal():

@@ -52,3 +52,10 @@ def test_a_terminal_gets_one_line_updated_in_place():
     assert "dbt: 100/100 nodes done\r\n" in text or "dbt: 100/100 nodes done\n" in text
     assert text.rstrip().endswith("end")
     assert len([l for l in text.replace("\r\n", "\n").split("\n") if "nodes done" in l]) == 1
+
+
+def test_a_count_repeated_is_shown_once():
+    script = ("from orchestration.progress import count\n"
+              "for i in (1, 2, 2, 2, 2):\n    count('dbt', i, 2, 'nodes done')\n")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert [l.split("] ", 1)[1] for l in proc.stderr.splitlines()] == ["dbt: 1/2 nodes done", "dbt: 2/2 nodes done"]
