@@ -19,7 +19,7 @@ def test_example_envelope_verifies_with_the_shipped_key_and_holds_the_payload_fi
 
 def test_example_payload_validates():
     doc = validate_payload((EXAMPLES / "run-payload.json").read_bytes())
-    assert doc["protocol"]["name"] == "gen-1k" and len(doc["samples"]) == 3
+    assert doc["protocol"]["name"] == "gen-1k" and len(doc["samples"]) == 10 == doc["protocol"]["repetitions"]
 
 
 def test_runs_sign_of_the_example_payload_gives_the_example_envelope(tmp_path):

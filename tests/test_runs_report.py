@@ -33,7 +33,7 @@ def test_runs_add_reports_trust_resolution_and_site_tables(warehouse_copy, tmp_p
     proc = run_benchwh(home, "runs", "add", str(tmp_path / "example.json"), str(tmp_path / "stranger.json"))
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = proc.stdout.splitlines()
-    assert "example.json: accepted as signed (key of example), 1 run, 3 samples landed" in out
+    assert "example.json: accepted as signed (key of example), 1 run, 10 samples landed" in out
     assert any(l.startswith("stranger.json: accepted as unverified") for l in out)
     assert "example.json: in the site tables" in out
     unresolved = next(l for l in out if l.startswith("stranger.json: hardware name 'Contoso Blaster 9000'"))

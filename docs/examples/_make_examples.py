@@ -29,17 +29,16 @@ PAYLOAD = {
     "model": {"name": "Llama 3.1 8B Instruct", "repo": "bartowski/Meta-Llama-3.1-8B-Instruct-GGUF",
               "file": "Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf", "quant": "Q4_K_M",
               "file_size_bytes": 4920734016},
+    # the gen-1k protocol as `benchwh bench` runs it: 1 warm-up (not recorded), 10 repetitions
     "protocol": {"name": "gen-1k", "prompt_tokens": 1000, "gen_tokens": 200,
-                 "sampling": {"temperature": 0.0, "seed": 42}, "repetitions": 3},
+                 "sampling": {"temperature": 0.0, "seed": 42}, "repetitions": 10},
     "samples": [
-        {"prompt_tokens": 1004, "gen_tokens": 200, "ttft_ms": 162.4, "prompt_tps": 6182.3,
-         "gen_tps": 127.6, "turn_time_ms": 1729.8},
-        {"prompt_tokens": 1004, "gen_tokens": 200, "ttft_ms": 160.9, "prompt_tps": 6240.0,
-         "gen_tps": 127.9, "turn_time_ms": 1724.6},
-        {"prompt_tokens": 1004, "gen_tokens": 200, "ttft_ms": 163.1, "prompt_tps": 6155.8,
-         "gen_tps": 127.2, "turn_time_ms": 1735.4},
+        {"prompt_tokens": 1004, "gen_tokens": 200, "ttft_ms": round(161.0 + 0.7 * i, 1),
+         "prompt_tps": round(6200.0 - 9.5 * i, 1), "gen_tps": round(127.2 + 0.1 * i, 1),
+         "turn_time_ms": round(1725.0 + 1.3 * i, 1)}
+        for i in range(10)
     ],
-    "power": {"method": "sensor", "avg_watts": 331.0, "energy_j": 1720.3},
+    "power": {"method": "sensor", "avg_watts": 331.0, "energy_j": 5715.4},
     "memory": {"peak_bytes": 6012954214},
 }
 
