@@ -6,7 +6,6 @@ selected for fetching still lands any stored payload that is pending, so the bui
 the latest landing of every source.
 """
 
-
 import dagster as dg
 import duckdb
 

@@ -50,7 +50,7 @@ def cmd_refresh(args) -> int:
 
 
 def run_reference(run_id: str | None, error: str | None) -> str:
-    """" (run <id>, log <path>)" unless the reason already says so: where to look next."""
+    """Where to look next: the run id and the UI that shows it, unless the reason names the run already."""
     if not run_id or run_id in (error or ""):
         return ""
     from orchestration.instance import dagster_home
