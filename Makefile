@@ -33,9 +33,9 @@ test: $(STAMP) browser
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks.run --scale $(SCALE)
 
-## Dagster UI on http://127.0.0.1:3000 (asset graph grouped by layer).
+## Dagster UI on http://127.0.0.1:3000 on the CLI's own DAGSTER_HOME (its runs, materializations, checks).
 dev: $(STAMP)
-	$(BIN)/dagster dev -m orchestration.definitions -h 127.0.0.1 -p 3000
+	$(BIN)/benchwh dev --host 127.0.0.1 --port 3000
 
 clean:
 	rm -rf $(VENV) dbt_project/target dbt_project/logs

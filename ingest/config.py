@@ -32,8 +32,60 @@ def source_url(source: str) -> str:
     return (value or DEFAULT_URLS[source]).rstrip("/")
 
 
+class SettingError(ValueError):
+    """A bad environment setting: the message names the variable and what is allowed."""
+
+
 def max_rps() -> float:
-    return float(os.environ.get("BENCHWH_MAX_RPS") or 1.0)
+    value = os.environ.get("BENCHWH_MAX_RPS")
+    if not value:
+        return 1.0
+    try:
+        rps = float(value)
+    except ValueError:
+        rps = float("nan")
+    if not (rps > 0 and rps != float("inf")):  # also rejects nan
+        raise SettingError(f"BENCHWH_MAX_RPS={value!r}: expected a positive number of requests "
+                           "per second per host, such as 0.5 or 2 (default 1)")
+    return rps
+
+
+def _folder_problem(variable: str, path: Path) -> str | None:
+    """Why `path` cannot be (or become) a folder, or None."""
+    for p in (path, *path.parents):
+        if p.exists():
+            if not p.is_dir():
+                where = "is a file" if p == path else f"lies under {p}, which is a file"
+                return f"{variable}={str(path)!r} {where}; expected a folder (or a path where one can be made)"
+            if not os.access(p, os.W_OK | os.X_OK):
+                return f"{variable}={str(path)!r}: {p} is not writable; expected a folder you can write to"
+            return None
+    return None
+
+
+def check_settings() -> list[str]:
+    """Every bad environment setting, one line each (checked before any work starts)."""
+    problems = []
+    try:
+        max_rps()
+    except SettingError as exc:
+        problems.append(str(exc))
+    problem = _folder_problem("BENCHWH_HOME", home())
+    if problem:
+        problems.append(problem)
+    if os.environ.get("DAGSTER_HOME"):
+        problem = _folder_problem("DAGSTER_HOME", Path(os.environ["DAGSTER_HOME"]).expanduser().resolve())
+        if problem:
+            problems.append(problem)
+    for env in URL_ENV.values():
+        value = os.environ.get(env)
+        if value and not value.startswith(("http://", "https://")):
+            problems.append(f"{env}={value!r}: expected an http:// or https:// URL")
+    for env in ("BENCHWH_DEBUG", "BENCHWH_DBT_UNIT_TESTS"):
+        value = os.environ.get(env)
+        if value not in (None, "", "0", "1"):
+            problems.append(f"{env}={value!r}: expected 1 (on) or 0 / unset (off)")
+    return problems
 
 
 def fetch_deadline_s() -> float:

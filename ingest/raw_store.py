@@ -154,6 +154,26 @@ class RawStore:
             raise ValueError(f"raw blob {entry.path} does not match its sha256")
         return body
 
+    def remove_entries(self, source: str, drop) -> int:
+        """Rewrite the manifest without the entries `drop(entry)` selects; delete blobs left unused.
+
+        Only for demo data (ingest/demo.py): the raw store is otherwise append-only.
+        """
+        entries = self.entries(source)
+        kept = [e for e in entries if not drop(e)]
+        removed = len(entries) - len(kept)
+        if not removed:
+            return 0
+        path = self.manifest_path(source)
+        tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+        tmp.write_text("".join(json.dumps(asdict(e), sort_keys=True) + "\n" for e in kept), encoding="utf-8")
+        os.replace(tmp, path)
+        still_used = {e.path for e in kept}
+        for gone in {e.path for e in entries} - still_used:
+            (self.root / gone).unlink(missing_ok=True)
+        self._blob_index.pop(source, None)
+        return removed
+
     def _find_blob(self, source: str, digest: str) -> str | None:
         if source not in self._blob_index:
             self._blob_index[source] = {e.sha256: e.path for e in self.entries(source)}

@@ -65,6 +65,9 @@ class FetchContext:
     # the source's bounds (Source.max_body_bytes, Source.redirect_hosts)
     max_body_bytes: int | None = None
     redirect_hosts: tuple[str, ...] = ()
+    # called with the number of responses so far after each one (progress display)
+    on_fetch: Callable[[int], None] | None = None
+    fetched: int = 0
 
     def get(self, url: str, *, ext: str = "json", conditional: bool = True,
             params: dict | None = None) -> tuple[RawEntry, bytes | None]:
@@ -80,6 +83,9 @@ class FetchContext:
             last_modified=previous.last_modified if previous else None,
             max_bytes=self.max_body_bytes, redirect_hosts=self.redirect_hosts,
         )
+        self.fetched += 1
+        if self.on_fetch is not None:
+            self.on_fetch(self.fetched)
         if response.status_code == 304:
             if previous is None:
                 raise SourceFailed(f"{self.source}: {url} answered 304 to an unconditional request")
@@ -157,6 +163,14 @@ class Source:
             if e.name == name:
                 return e
         raise KeyError(f"{self.name} has no entity {name!r}")
+
+
+METADATA_FIELDS = ("license", "attribution", "default_url")
+
+
+def metadata_todos(src: Source) -> list[str]:
+    """The metadata fields a scaffold left with a TODO: published in the manifest, so finish them."""
+    return [f for f in METADATA_FIELDS if "TODO" in str(getattr(src, f, "") or "")]
 
 
 def builtin_source_classes() -> list[type[Source]]:

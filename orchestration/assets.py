@@ -6,17 +6,15 @@ selected for fetching still lands any stored payload that is pending, so the bui
 the latest landing of every source.
 """
 
-from datetime import datetime, timezone
-
 import dagster as dg
 import duckdb
 
-from ingest import config
+from ingest import config, demo, freshness
 from ingest.landing import Lander, PayloadOutcome, volume_min_share, volume_reference
 from ingest.raw_store import RawStore, parse_iso
 from ingest.replay import has_recording, newest_recording_time, replay_into_store
 from ingest.source import FetchContext, Source, SourceFailed, load_sources
-from orchestration.progress import progress
+from orchestration.progress import count, landing_log, progress
 
 SOURCES_TAG = "benchwh/sources"
 OFFLINE_TAG = "benchwh/offline"
@@ -68,6 +66,7 @@ def fetch_source_entries(source: Source, store: RawStore, offline: bool) -> list
         client=PoliteClient(log=progress), store=store, parser_version=source.parser_version,
         log=progress, landed_values=landed_values_reader(source.name),
         max_body_bytes=source.max_body_bytes, redirect_hosts=tuple(source.redirect_hosts),
+        on_fetch=lambda n: count(f"{source.name}: fetching", n, None, "responses"),
     )
     try:
         source.fetch(ctx)
@@ -104,25 +103,14 @@ def _rejected_line(store: RawStore, entry, reason: str | None) -> str:
     return f"raw/{entry.path}: {reason} (first bytes: {head!r})"
 
 
-def last_good_fetch(store: RawStore, lander: Lander, source: str) -> str | None:
-    """Time of the newest fetch whose body is landed (a 304 of a landed body counts)."""
-    good = {o.sha256 for o in lander.outcomes(source) if o.status == "landed"}
-    times = [e.fetched_at for e in store.entries(source) if e.sha256 in good and e.status in (200, 304)]
-    return max(times) if times else None
-
-
 def check_results(source: Source, outcomes: list[PayloadOutcome], store: RawStore, lander: Lander,
                   offline: bool, fetched: bool) -> list[dg.AssetCheckResult]:
     """Volume, quarantine share and freshness, one result per entity (blocking publish)."""
     results = []
     history = [o for o in lander.outcomes(source.name) if o.status == "landed"]
-    last_fetch = last_good_fetch(store, lander, source.name)
-    now = datetime.now(timezone.utc)
-    if offline:
-        # offline, freshness is judged as of the source's own recording
-        clock = newest_recording_time([source.name])
-        now = parse_iso(clock) if clock else now
-    age_h = (now - parse_iso(last_fetch)).total_seconds() / 3600 if last_fetch else None
+    # the verdict `status` and `sources list` give (recorded data judged as of its recording)
+    fresh = freshness.verdict(source, store, lander)
+    age_h = fresh.age_hours
     for ent in source.entities:
         key = landing_key(source.name, ent.name)
         landed = sum(o.landed.get(ent.name, 0) for o in outcomes)
@@ -149,6 +137,11 @@ def check_results(source: Source, outcomes: list[PayloadOutcome], store: RawStor
         ))
         if not source.scheduled:
             fresh_ok, severity, desc = True, dg.AssetCheckSeverity.WARN, "fed by files, no schedule"
+        elif age_h is None and fetched and outcomes and not any(o.status == "landed" for o in outcomes):
+            # this run fetched payloads and none landed, and nothing good landed before (or it was
+            # demo data, dropped by this live run): upstream changed shape, block as stale
+            fresh_ok, severity = False, dg.AssetCheckSeverity.ERROR
+            desc = f"no good fetch at all: this run's {len(outcomes)} payloads landed nothing"
         elif age_h is None:
             # nothing landed yet, so nothing stale: the marts simply lack this source
             fresh_ok, severity, desc = False, dg.AssetCheckSeverity.WARN, "never fetched"
@@ -158,7 +151,7 @@ def check_results(source: Source, outcomes: list[PayloadOutcome], store: RawStor
             # nothing newer; a run that leaves the source alone (`--source`, `runs add`) only warns.
             severity = (dg.AssetCheckSeverity.ERROR if fetched and age_h > source.freshness_error_hours
                         else dg.AssetCheckSeverity.WARN)
-            desc = f"last good fetch {age_h:.1f} h ago (warn {source.freshness_warn_hours} h, error {source.freshness_error_hours} h)"
+            desc = f"{fresh.line} (warn {source.freshness_warn_hours} h, error {source.freshness_error_hours} h)"
         results.append(dg.AssetCheckResult(
             asset_key=key, check_name="freshness", passed=fresh_ok, severity=severity, description=desc,
         ))
@@ -189,7 +182,10 @@ def build_landing_asset(source: Source) -> dg.AssetsDefinition:
         tags = context.run.tags
         offline = tags.get(OFFLINE_TAG) == "1"
         store = RawStore(config.raw_dir())
-        lander = Lander(config.landing_dir(), store, log=progress)
+        lander = Lander(config.landing_dir(), store, log=landing_log)
+        if not offline and tags.get(SOURCES_TAG, "all") != "none":
+            # a live refresh replaces demo data: its rows are never published beside live ones
+            demo.drop_demo(store, config.landing_dir(), [source.name], log=progress)
         lander.ensure_layout(source)
         stored, this_fetch = 0, []
         fetched = selected_for_fetch(tags, source)

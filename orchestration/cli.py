@@ -10,7 +10,7 @@ import sys
 from ingest import config
 
 EXTRA_COMMANDS = ("orchestration.runs_cli", "orchestration.bench_cli", "orchestration.sources_cli",
-                  "orchestration.site_cli")
+                  "orchestration.site_cli", "orchestration.dev_cli")
 
 
 class UserError(Exception):
@@ -18,33 +18,50 @@ class UserError(Exception):
 
 
 def cmd_refresh(args) -> int:
-    from ingest.source import load_sources
+    from ingest.source import load_sources, metadata_todos
     from orchestration.pipeline import run_refresh
-    from orchestration.progress import progress
+    from orchestration.progress import plural, progress
 
     known = load_sources()
     for name in args.source or []:
         if name not in known:
             raise UserError(f"unknown source {name!r}; known: {', '.join(sorted(known))}")
+    for name, src in sorted(known.items()):
+        todos = metadata_todos(src)
+        if todos:
+            progress(f"warning: source {name} still has TODO in its {', '.join(todos)} "
+                     f"({type(src).__module__}); the manifest publishes them as they are")
     mode = "no fetch" if args.no_fetch else ("offline (bundled recordings)" if args.offline else "live")
     progress(f"refresh {mode} into {config.home()}")
     result = run_refresh(offline=args.offline, sources=[] if args.no_fetch else args.source)
     if not result.success:
-        print(f"benchwh: refresh failed: {result.error}", file=sys.stderr)
+        if debug() and result.traceback:
+            print("Traceback of the failing step (BENCHWH_DEBUG=1):\n" + result.traceback.rstrip(), file=sys.stderr)
+        print(f"benchwh: refresh failed: {result.error}{run_reference(result.run_id, result.error)}",
+              file=sys.stderr)
         return 1
     rows = sum(v["rows"] for v in result.landed.values())
     quarantined = sum(v["quarantined"] for v in result.landed.values())
     per_source = ", ".join(f"{k} {v['rows']}" for k, v in sorted(result.landed.items()))
     rejected = sum(v.get("rejected", 0) for v in result.landed.values())
     if result.unchanged:
-        print(f"nothing new: {rows} rows landed ({per_source}) and no table changed; "
+        print(f"nothing new: {plural(rows, 'row')} landed ({per_source}) and no table changed; "
               f"published version {result.version} stays, nothing published"
-              + (f" ({rejected} payloads rejected, see above)" if rejected else ""))
+              + (f" ({plural(rejected, 'payload')} rejected, see above)" if rejected else ""))
         return 0
-    print(f"refreshed {result.version}: {rows} rows landed ({per_source}), {quarantined} quarantined, "
-          + (f"{rejected} payloads rejected (see above), " if rejected else "")
-          + f"{result.tables} tables published in {result.seconds:.1f}s -> {config.published_path()}")
+    print(f"refreshed {result.version}: {plural(rows, 'row')} landed ({per_source}), {quarantined} quarantined, "
+          + (f"{plural(rejected, 'payload')} rejected (see above), " if rejected else "")
+          + f"{plural(result.tables, 'table')} published ({result.exported} exported as Parquet) "
+          f"in {result.seconds:.1f}s -> {config.published_path()}")
     return 0
+
+
+def run_reference(run_id: str | None, error: str | None) -> str:
+    """Where to look next: the run id and the UI that shows it, unless the reason names the run already."""
+    if not run_id or run_id in (error or ""):
+        return ""
+    from orchestration.instance import dagster_home
+    return f" (run {run_id}; `benchwh dev` shows it, DAGSTER_HOME={dagster_home()})"
 
 
 def cmd_rollback(args) -> int:
@@ -61,14 +78,18 @@ def cmd_rollback(args) -> int:
 
 
 def cmd_status(args) -> int:
+    from ingest.freshness import verdict
     from ingest.landing import Lander
     from ingest.raw_store import RawStore
     from ingest.source import load_sources
-    from orchestration.publish import list_history, read_version
+    from orchestration.progress import plural
+    from orchestration.publish import exports_dir, list_history, read_version
     from orchestration.verify import check_published
 
     version = read_version(config.published_path())
     check = check_published(full=args.verify)
+    if version:
+        version["demo_data"] = published_demo_sources(exports_dir() / "manifest.json")
     store = RawStore(config.raw_dir())
     lander = Lander(config.landing_dir(), store)
     report = {
@@ -79,10 +100,13 @@ def cmd_status(args) -> int:
         "history": list_history(),
         "sources": {},
     }
-    for name in sorted(load_sources()):
+    for name, src in sorted(load_sources().items()):
         entries = store.entries(name)
         outcomes = lander.outcomes(name)
+        fresh = verdict(src, store, lander)
         report["sources"][name] = {
+            "freshness": fresh.status,
+            "freshness_line": fresh.line,
             "last_fetch": max((e.fetched_at for e in entries), default=None),
             "payloads": len(outcomes),
             "rows_landed": sum(sum(o.landed.values()) for o in outcomes),
@@ -97,13 +121,25 @@ def cmd_status(args) -> int:
         print(f"published: DAMAGED: {check['problem']} (run `benchwh rollback` to restore the newest good version)")
     elif version:
         print(f"published: {version['version']} (built {version['build_started_at']}, code {version['code_revision']})")
+        if version["demo_data"]:
+            print(f"  holds DEMO data (the bundled offline recordings) from: {', '.join(version['demo_data'])}; "
+                  "a live `benchwh refresh` replaces it")
     else:
         print("published: nothing yet (run `benchwh refresh`)")
-    print(f"history: {len(report['history'])} versions")
-    print(f"{'source':<14}{'last fetch':<30}{'payloads':>9}{'landed':>10}{'quarantined':>13}")
+    print(f"history: {plural(len(report['history']), 'version')}")
+    print(f"{'source':<14}{'last fetch':<30}{'payloads':>9}{'landed':>10}{'quarantined':>13}  freshness")
     for name, s in report["sources"].items():
-        print(f"{name:<14}{(s['last_fetch'] or '-'):<30}{s['payloads']:>9}{s['rows_landed']:>10}{s['rows_quarantined']:>13}")
+        print(f"{name:<14}{(s['last_fetch'] or '-'):<30}{s['payloads']:>9}{s['rows_landed']:>10}{s['rows_quarantined']:>13}"
+              f"  {s['freshness_line']}")
     return 0 if check["ok"] else 1
+
+
+def published_demo_sources(manifest_path) -> list[str]:
+    """The sources whose rows in the published version are demo data (from exports/manifest.json)."""
+    try:
+        return list(json.loads(manifest_path.read_text()).get("demo_data") or [])
+    except (OSError, ValueError):
+        return []
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -148,9 +184,20 @@ def _closed_pipe() -> int:
     return 141
 
 
+def debug() -> bool:
+    """BENCHWH_DEBUG=1: tracebacks instead of one-line errors."""
+    return os.environ.get("BENCHWH_DEBUG") == "1"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    # settings are checked before any work: a bad value is a usage mistake, named, exit 2
+    problems = config.check_settings()
+    if problems:
+        for problem in problems:
+            print(f"benchwh: {problem}", file=sys.stderr)
+        return 2
     try:
         code = int(args.func(args) or 0)
         sys.stdout.flush()  # a closed pipe shows here, inside the handlers below, not at exit
@@ -164,7 +211,7 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return _closed_pipe()
     except Exception as exc:  # one line, never a traceback, unless asked for
-        if os.environ.get("BENCHWH_DEBUG"):
+        if debug():
             raise
         line = next((l for l in str(exc).splitlines() if l.strip()), type(exc).__name__)
         print(f"benchwh: {type(exc).__name__}: {line}", file=sys.stderr)

@@ -3,6 +3,8 @@
 import contextlib
 import json
 import os
+import re
+import shutil
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Mapping
@@ -11,7 +13,7 @@ import dagster as dg
 from dagster_dbt import DagsterDbtTranslator, DagsterDbtTranslatorSettings, DbtCliResource, dbt_assets
 
 from ingest import config
-from orchestration.progress import progress
+from orchestration.progress import count, progress
 from orchestration.resources import MANIFEST_PATH, build_dir, build_path, ensure_manifest
 
 LAYERS = ("staging", "intermediate", "marts", "site", "audit")
@@ -72,10 +74,75 @@ def first_dbt_failure(target: os.PathLike) -> str:
         return "dbt build failed before producing results (see the dbt log)"
     for r in results:
         if r.get("status") in ("error", "fail", "runtime error"):
-            message = (r.get("message") or "").strip().splitlines()
-            detail = next((m.strip() for m in message if m.strip()), r.get("status"))
+            detail = root_error_line(r.get("message") or "") or r.get("status")
             return f"dbt {r.get('status')} in {r['unique_id']}: {detail}"[:400]
     return "dbt build failed (no failing node recorded)"
+
+
+def refuse_partial_build(context: dg.AssetExecutionContext) -> None:
+    """A run that selects only some dbt models is refused before dbt starts, with the reason.
+
+    Each run builds a NEW DuckDB file from landing (DESIGN §1): a model materialized alone
+    would find none of its upstream tables there ("Table ... does not exist") and leave a
+    half-built file behind. Materialize the whole graph instead.
+    """
+    selected = set(context.selected_asset_keys)
+    wanted = set(dbt_build.keys)
+    if selected >= wanted:
+        return
+    picked = sorted("/".join(k.path) for k in selected & wanted)
+    shown = ", ".join(picked[:3]) + (f" and {len(picked) - 3} more" if len(picked) > 3 else "")
+    raise dg.Failure(description=(
+        f"refused: {shown} cannot be built alone ({len(picked)} of {len(wanted)} dbt assets selected): every "
+        "run builds a new DuckDB file from landing, so a model built without its upstream models finds no "
+        "tables. Launch the `refresh` job (live) or `refresh_offline` (recordings), or \"Materialize all\"."))
+
+
+def node_count() -> int:
+    """Nodes a build runs (models, seeds, snapshots, data tests; unit tests when enabled)."""
+    kinds = {"model", "seed", "snapshot", "test"}
+    if os.environ.get("BENCHWH_DBT_UNIT_TESTS") == "1":
+        kinds.add("unit_test")
+    manifest = json.loads(MANIFEST_PATH.read_text())
+    nodes = [n for n in {**manifest.get("nodes", {}), **manifest.get("unit_tests", {})}.values()
+             if n.get("resource_type") in kinds]
+    return len(nodes) or 1
+
+
+def built_summary(target: os.PathLike) -> str:
+    """'55 models, 6 seeds built; 150 tests passed': each kind of dbt node counted by its name."""
+    from orchestration.progress import plural
+
+    try:
+        results = json.load(open(os.path.join(target, "run_results.json")))["results"]
+    except (OSError, ValueError, KeyError):
+        return "build finished"
+    kinds: dict[str, int] = {}
+    for r in results:
+        kind = r["unique_id"].split(".", 1)[0]
+        kinds[kind] = kinds.get(kind, 0) + 1
+    built = [plural(kinds.get(k, 0), k) for k in ("model", "seed", "snapshot") if kinds.get(k)]
+    checked = [plural(kinds.get(k, 0), k.replace("_", " ")) for k in ("test", "unit_test") if kinds.get(k)]
+    return ", ".join(built) + " built" + (f"; {', '.join(checked)} passed" if checked else "")
+
+
+# dbt's wrapper lines say where, not why ("Runtime Error in model x (models/...)")
+_WRAPPER = re.compile(r"^(Runtime|Database|Compilation|Parsing|Dependency) Error( in .*)?$|^compiled code at ")
+
+
+def root_error_line(message: str) -> str:
+    """The line of a dbt node message that names the cause, e.g. the DuckDB error."""
+    lines = [l.strip() for l in message.strip().splitlines() if l.strip()]
+    causes = [l for l in lines if not _WRAPPER.match(l)]
+    return (causes or lines or [""])[0]
+
+
+def remove_build(run_id: str) -> None:
+    """A failed build's file, WAL and dbt target folder: nothing of it is published, so none stays."""
+    path = build_path(run_id)
+    for leftover in (path, Path(f"{path}.wal")):
+        leftover.unlink(missing_ok=True)
+    shutil.rmtree(build_dir() / f"{run_id}-target", ignore_errors=True)
 
 
 ensure_manifest()
@@ -97,6 +164,7 @@ def damage_stops_the_build() -> None:
 def dbt_build(context: dg.AssetExecutionContext, dbt: DbtCliResource):
     """Build staging → marts/site/audit into warehouse/build/<run id>.duckdb, with dbt tests."""
     damage_stops_the_build()
+    refuse_partial_build(context)
     path = build_path(context.run_id)
     path.parent.mkdir(parents=True, exist_ok=True)
     os.environ["BENCHWH_BUILD_PATH"] = str(path)
@@ -111,7 +179,6 @@ def dbt_build(context: dg.AssetExecutionContext, dbt: DbtCliResource):
         # unit tests check SQL logic, not data: CI runs them (tests/), nightly builds skip them
         args += ["--exclude-resource-type", "unit_test"]
     invocation = dbt.cli(args, context=context, raise_on_error=False, target_path=target)
-    built = 0
     # dbt's own log goes to a file, not the terminal of whoever runs `benchwh`
     log_dir = config.home() / "logs"
     log_dir.mkdir(parents=True, exist_ok=True)
@@ -119,11 +186,13 @@ def dbt_build(context: dg.AssetExecutionContext, dbt: DbtCliResource):
         old.unlink(missing_ok=True)
     log_path = log_dir / f"dbt-{context.run_id}.log"
     with open(log_path, "w", encoding="utf-8") as log_file, contextlib.redirect_stdout(log_file):
-        for event in invocation.stream():
-            if isinstance(event, dg.Output):
-                built += 1
+        total = node_count()
+        for done, event in enumerate(invocation.stream(), 1):
+            count("dbt", min(done, total), total, "nodes done")
             yield event
     Path(str(path) + ".pid").unlink(missing_ok=True)  # benchwh-dbt's pid file: dbt has exited
     if not invocation.is_successful():
-        raise dg.Failure(description=f"{first_dbt_failure(target)} (log: {log_path})")
-    progress(f"dbt: {built} models built and tested")
+        reason = first_dbt_failure(target)
+        remove_build(context.run_id)
+        raise dg.Failure(description=f"{reason} (run {context.run_id}, log {log_path})")
+    progress(f"dbt: {built_summary(target)}")

@@ -24,8 +24,13 @@ compute_logs:
 """
 
 
+def dagster_home() -> Path:
+    """The Dagster instance the CLI and `benchwh dev` share: env DAGSTER_HOME or $BENCHWH_HOME/dagster."""
+    return Path(os.environ.get("DAGSTER_HOME") or config.home() / "dagster").expanduser().resolve()
+
+
 def ensure_dagster_home() -> Path:
-    home = Path(os.environ.get("DAGSTER_HOME") or config.home() / "dagster")
+    home = dagster_home()
     home.mkdir(parents=True, exist_ok=True)
     yaml = home / "dagster.yaml"
     if not yaml.exists():

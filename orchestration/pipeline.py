@@ -13,12 +13,22 @@ from orchestration.progress import progress
 class RefreshResult:
     success: bool
     error: str | None = None
+    traceback: str | None = None  # the failing step's stack, printed when BENCHWH_DEBUG=1
     run_id: str | None = None
     seconds: float = 0.0
     landed: dict = field(default_factory=dict)  # source -> {"rows": n, "quarantined": n}
     version: str | None = None
-    tables: int = 0
+    tables: int = 0  # in the published file (marts, site, audit)
+    exported: int = 0  # of those, written to exports/ as Parquet (marts, site)
     unchanged: bool = False  # no table differed from the published version: nothing was published
+
+
+def _failure_traceback(result) -> str | None:
+    for event in result.all_events:
+        if event.event_type_value == "STEP_FAILURE":
+            err = getattr(event.event_specific_data, "error", None)
+            return err.to_string() if err is not None else None
+    return None
 
 
 def _failure_reason(result) -> str:
@@ -69,6 +79,8 @@ def run_refresh(offline: bool = False, sources: list[str] | None = None,
         state = check_published()
         if not state["ok"]:
             log(f"published file damaged: {state['problem']} (this refresh replaces it; `benchwh rollback` restores the newest good version)")
+        # importing Dagster and the dbt project takes seconds: say so rather than sit silent
+        log("loading the pipeline (Dagster definitions, dbt manifest)")
         from dagster import DagsterInstance
 
         from orchestration.definitions import defs
@@ -86,6 +98,7 @@ def run_refresh(offline: bool = False, sources: list[str] | None = None,
         if not result.success:
             out.error = _failure_reason(result)
             out.error = disk_full_line(" ".join(_all_failure_texts(result)) + " " + out.error) or out.error
+            out.traceback = _failure_traceback(result)
             clean_abandoned_builds(log=None)  # a full disk keeps no half-written build or WAL
             sweep_temporaries()
             return out
@@ -103,4 +116,5 @@ def run_refresh(offline: bool = False, sources: list[str] | None = None,
                     out.version = md.get("version")
                     out.unchanged = bool(md.get("unchanged"))
                     out.tables = int(md.get("tables", 0))
+                    out.exported = int(md.get("tables_exported", 0))
         return out

@@ -22,6 +22,7 @@ from orchestration.verify import (DamagedFile, copy_verified, disk_error, fault,
                                   record_in_index, write_atomically)
 
 PUBLISHED_SCHEMAS = ("marts", "site", "audit")
+EXPORTED_SCHEMAS = ("marts", "site")  # audit stays in the file only
 REQUIRED_TABLES = ("marts.fct_api_prices", "marts.fct_grid_intensity", "audit.quarantine", "audit.build_info")
 HISTORY_KEEP = 7
 
@@ -148,7 +149,8 @@ def publish(build_file: Path, sources_meta: dict, log: Callable[[str], None], if
         os.replace(build_file, published)
         _fsync_dir(published.parent)
         write_exports(published, inventory, new, sources_meta, changes)
-    log(f"published {new['version']}: {sum(1 for t in inventory if not t.startswith('audit.'))} tables, exports written")
+    exported = sum(1 for t in inventory if t.split(".")[0] in EXPORTED_SCHEMAS)
+    log(f"published {new['version']}: {len(inventory)} tables in the file, {exported} exported as Parquet")
     return {"version": new["version"], "tables": inventory}
 
 
@@ -200,7 +202,7 @@ def write_exports(published: Path, inventory: dict, version: dict, sources_meta:
     """
     out = exports_dir()
     out.mkdir(parents=True, exist_ok=True)
-    exported = {t: v for t, v in inventory.items() if t.split(".")[0] in ("marts", "site")}
+    exported = {t: v for t, v in inventory.items() if t.split(".")[0] in EXPORTED_SCHEMAS}
     names = [t.split(".", 1)[1] for t in exported]
     if len(set(names)) != len(names):
         raise PublishError("two exported tables share a name across schemas")
@@ -225,6 +227,8 @@ def write_exports(published: Path, inventory: dict, version: dict, sources_meta:
         "tables": {t: {"file": f"{t.split('.', 1)[1]}.parquet", **v} for t, v in exported.items()},
         "sources": sources_meta,
         "changes": changes,
+        # sources whose rows come from the bundled offline recordings (demo data, not real)
+        "demo_data": sorted(n for n, m in sources_meta.items() if m.get("demo")),
     }
     if (out / "docs" / "index.html").exists():
         manifest["docs"] = _docs_entry(out)

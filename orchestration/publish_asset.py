@@ -7,7 +7,7 @@ from ingest import config
 from ingest.source import load_sources
 from orchestration.dbt_assets import dbt_build
 from orchestration.progress import progress
-from orchestration.publish import PublishError, publish
+from orchestration.publish import EXPORTED_SCHEMAS, PublishError, publish
 from orchestration.resources import build_dir, build_path
 
 PUBLISH_KEY = dg.AssetKey(["publish", "benchmarks_duckdb"])
@@ -15,15 +15,21 @@ PUBLISH_KEY = dg.AssetKey(["publish", "benchmarks_duckdb"])
 
 def sources_meta() -> dict:
     """License, attribution, vintage and last fetch of each source, for exports/manifest.json."""
+    from ingest.demo import demo_sources
+
     store = RawStore(config.raw_dir())
+    sources = load_sources()
+    demo = set(demo_sources(store, sources))
     meta = {}
-    for name, src in load_sources().items():
+    for name, src in sources.items():
         fetched = [e.fetched_at for e in store.entries(name)]
         meta[name] = {
             "license": src.license,
             "attribution": src.attribution,
             "vintage": getattr(src, "vintage", None),
             "last_fetch": max(fetched) if fetched else None,
+            # replayed from the bundled recordings (`refresh --offline`): made-up demo rows
+            "demo": name in demo,
         }
     return meta
 
@@ -33,7 +39,9 @@ def sources_meta() -> dict:
 def benchmarks_duckdb(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
     path = build_path(context.run_id)
     if not path.exists():
-        raise dg.Failure(description=f"no build file {path.name} to publish")
+        raise dg.Failure(description=(
+            f"refused: this run built nothing to publish (no {path.name}): publish only follows the dbt build "
+            "of the same run. Launch the `refresh` job (live) or `refresh_offline` (recordings), or \"Materialize all\"."))
     try:
         result = publish(path, sources_meta(), progress)
     except PublishError as exc:
@@ -46,5 +54,6 @@ def benchmarks_duckdb(context: dg.AssetExecutionContext) -> dg.MaterializeResult
         "version": result["version"],
         "unchanged": bool(result.get("unchanged")),
         "tables": len(result["tables"]),
+        "tables_exported": sum(1 for t in result["tables"] if t.split(".")[0] in EXPORTED_SCHEMAS),
         "rows": sum(t["rows"] for t in result["tables"].values()),
     })

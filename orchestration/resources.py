@@ -63,6 +63,8 @@ def ensure_manifest() -> Path:
     with open(MANIFEST_PATH.parent / ".parse.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if _project_files_newer_than(MANIFEST_PATH):
+            from orchestration.progress import progress
+            progress("dbt: parsing the project (its files changed since the last parse)")
             proc = subprocess.run(
                 [dbt_executable(), "parse", "--project-dir", str(DBT_PROJECT_DIR), "--profiles-dir",
                  str(DBT_PROJECT_DIR), "--quiet"],

@@ -21,6 +21,9 @@ def cmd_keys_generate(args) -> int:
     from ingest.runs import dsse
 
     out = Path(args.out) if args.out else dsse.default_key_path(config.home())
+    if args.out and not out.parent.is_dir():
+        # an explicit --out names a file in an existing folder; only the default keys/ is made
+        return _fail(f"--out {out}: folder {out.parent} does not exist (create it first)")
     if out.exists():
         return _fail(f"{out} already exists; not overwriting a private key (choose another --out)")
     try:
@@ -60,6 +63,9 @@ def cmd_runs_sign(args) -> int:
     except Refused as exc:
         return _fail(f"{src}: {exc.reason}")
     key_path = Path(args.key) if args.key else dsse.default_key_path(config.home())
+    if not args.key and not key_path.is_file():
+        return _fail(f"no signing key: --key not given and no key at {key_path} "
+                     "(create one with `benchwh keys generate`, or pass --key PATH)")
     try:
         key = dsse.load_private_key(key_path)
     except ValueError as exc:
@@ -94,6 +100,11 @@ def cmd_runs_add(args) -> int:
              "quant": args.quant, "repo": args.repo, "protocol": args.protocol,
              "created_at": args.created_at, "avg_watts": args.avg_watts}
     flags = {k: v for k, v in flags.items() if v is not None}
+    missing = [p for p in args.paths if not Path(p).exists() and not Path(p).is_symlink()]
+    if missing:
+        # the same usage mistake as `runs sign` of a missing file: exit 2, nothing landed
+        return _fail(f"{missing[0]}: No such file or directory"
+                     + (f" (and {len(missing) - 1} more missing)" if len(missing) > 1 else ""))
     try:
         validate_meta(flags, "flags")
     except RunRejected as exc:
@@ -119,7 +130,67 @@ def cmd_runs_add(args) -> int:
             print(f"no table changed: published version {version} stays")
         else:
             print(f"published{' ' + version if version else ''} -> {config.published_path()}")
+        for line in where_runs_went(accepted, config.published_path()):
+            print(line)
     return 1 if rejected else 0
+
+
+ALIAS_SEEDS = {"hardware": "hardware_aliases.csv", "model": "model_aliases.csv", "quant": "quantization_aliases.csv"}
+SITE_TRUST = ("signed", "source")
+
+
+def where_runs_went(accepted: list, published) -> list[str]:
+    """Per accepted file, after the rebuild: names that did not resolve (with the closest catalogue
+    entry and the alias line that would map them) and whether its runs reach the site tables."""
+    import duckdb
+
+    run_ids = sorted({rid for r in accepted for rid in r.runs})
+    if not run_ids:
+        return []
+    con = duckdb.connect(str(published), read_only=True)
+    try:
+        rows = con.execute(
+            "SELECT source_run_id, any_value(trust), any_value(raw_hardware_name), "
+            "any_value(coalesce(raw_model_name, model_file_name)), any_value(coalesce(raw_quant, model_file_name)), "
+            "bool_and(is_duplicate OR is_resubmission) FROM marts.fct_speed_measurements "
+            "WHERE source_run_id IN (SELECT unnest(?)) GROUP BY 1", [run_ids]).fetchall()
+        measured = {r[0]: r[1:] for r in rows}
+        names = {n for r in rows for n in r[2:5] if n}
+        unresolved = {(k, n): c for k, n, c in con.execute(
+            "SELECT kind, raw_name, any_value(closest_match) FROM audit.unresolved_names "
+            "WHERE raw_name IN (SELECT unnest(?)) GROUP BY 1, 2", [sorted(names)]).fetchall()}
+    finally:
+        con.close()
+    lines = []
+    for res in accepted:
+        problems, reasons = [], []
+        for rid in res.runs:
+            if rid not in measured:
+                reasons.append(f"run {rid} has no speed measurements")
+                continue
+            trust, hardware, model, quant, duplicate = measured[rid]
+            if trust not in SITE_TRUST:
+                reasons.append(f"it is {trust} (sign it with a key in trusted_keys.json)")
+            if duplicate:
+                reasons.append("its measurements were already published from another file")
+            for kind, name in (("hardware", hardware), ("model", model), ("quant", quant)):
+                if (kind, name) in unresolved:
+                    closest = unresolved[(kind, name)]
+                    fix = (f"; to map it, add to dbt_project/seeds/{ALIAS_SEEDS[kind]}: "
+                           f"{_csv_field(name)},{closest},<where the name comes from>" if closest else "")
+                    problems.append(f"{kind} name {name!r} did not resolve (closest: {closest or 'none'}){fix}")
+        for p in dict.fromkeys(problems):
+            lines.append(f"{res.name}: {p}")
+        if reasons:
+            lines.append(f"{res.name}: not in the site tables: {'; '.join(dict.fromkeys(reasons))}")
+        else:
+            under = " (under a provisional name until the names above are mapped)" if problems else ""
+            lines.append(f"{res.name}: in the site tables{under}")
+    return lines
+
+
+def _csv_field(value: str) -> str:
+    return f'"{value.replace(chr(34), chr(34) * 2)}"' if any(c in value for c in ',"\n') else value
 
 
 def register(subparsers) -> None:

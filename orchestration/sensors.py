@@ -83,12 +83,24 @@ def _move(path: Path, folder: Path) -> Path:
     return target
 
 
-def _write_reason(target: Path, text: str) -> None:
-    """`<file>.reason` created fresh: never through a link planted under that name."""
-    fd = os.open(target.with_name(target.name + ".reason"),
+def _write_beside(target: Path, suffix: str, text: str) -> None:
+    """`<file><suffix>` created fresh: never through a link planted under that name."""
+    fd = os.open(target.with_name(target.name + suffix),
                  os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         fh.write(text)
+
+
+def _write_reason(target: Path, text: str) -> None:
+    _write_beside(target, ".reason", text)
+
+
+def write_report(target: Path, results: list) -> None:
+    """`<name>.report` beside a processed file: what `runs add` prints for it (trust, samples)."""
+    lines = [r.line() for r in results]
+    lines.append("names that did not resolve are listed, after the next publish, in audit.unresolved_names "
+                 "(or run `benchwh runs add` on the file for the full report)")
+    _write_beside(target, ".report", "\n".join(lines) + "\n")
 
 
 def process_inbox(cursor: str | None, log=print) -> tuple[list, str, bool]:
@@ -130,7 +142,8 @@ def process_inbox(cursor: str | None, log=print) -> tuple[list, str, bool]:
                 reasons = "\n".join(f"{r.name}: {r.reason}" for r in rejected) or "nothing to import"
                 _write_reason(target, reasons + "\n")
             else:
-                _move(path, inbox / "processed")
+                target = _move(path, inbox / "processed")
+                write_report(target, rs)
         except (OSError, InboxUnsafe) as exc:
             log(f"inbox: cannot move {path.name}: {exc}")
         seen.add(ident)

@@ -28,32 +28,22 @@ def origin(src) -> str:
 
 
 def freshness(src, last_good: str | None, now: datetime) -> tuple[str, float | None]:
-    """fresh | stale (warn) | stale (error) | never fetched | files only, and the age in hours.
+    """fresh | stale (warn) | stale (error) | never fetched | files only, and the age in hours
+    (the rule of ingest.freshness, which the landing check and `status` use too)."""
+    from ingest.freshness import status_for
 
-    The same rule as the landing asset's freshness check, judged against now.
-    """
-    from ingest.raw_store import parse_iso
-
-    age = (now - parse_iso(last_good)).total_seconds() / 3600 if last_good else None
-    if not src.scheduled:
-        return "files only", age
-    if age is None:
-        return "never fetched", None
-    if age > src.freshness_error_hours:
-        return "stale (error)", age
-    if age > src.freshness_warn_hours:
-        return "stale (warn)", age
-    return "fresh", age
+    return status_for(src, last_good, now)
 
 
 def source_report(src, store, lander, now: datetime) -> dict:
+    from ingest.freshness import verdict
+
     entries = store.entries(src.name)
     outcomes = lander.outcomes(src.name)
-    landed_shas = {o.sha256 for o in outcomes if o.status == "landed"}
-    # the newest fetch whose body landed (a 304 confirming a landed body counts)
-    good = [e.fetched_at for e in entries if e.sha256 in landed_shas and e.status in (200, 304)]
-    last_good = max(good, default=None)
-    status, age = freshness(src, last_good, now)
+    # the newest fetch whose body landed (a 304 confirming a landed body counts), judged as of its
+    # recording when it is replayed demo data: the verdict of `status` and the landing check
+    fresh = verdict(src, store, lander, now)
+    last_good, status, age = fresh.last_good_fetch, fresh.status, fresh.age_hours
     return {
         "origin": origin(src),
         "kind": src.kind,
@@ -73,6 +63,7 @@ def source_report(src, store, lander, now: datetime) -> dict:
         "rows_landed": sum(sum(o.landed.values()) for o in outcomes),
         "rows_quarantined": sum(sum(o.quarantined.values()) for o in outcomes),
         "freshness": status,
+        "freshness_as_of": fresh.as_of,
         "age_hours": None if age is None else round(age, 1),
         "freshness_warn_hours": src.freshness_warn_hours,
         "freshness_error_hours": src.freshness_error_hours,
@@ -98,7 +89,8 @@ def cmd_list(args) -> int:
     for name, s in report.items():
         ents = ", ".join(s["entities"])
         last = (s["last_fetch"] or "-")[:19].replace("T", " ")
-        fresh = s["freshness"] + (f", {s['age_hours']:.0f} h ago" if s["age_hours"] is not None else "")
+        fresh = s["freshness"] + (f", {s['age_hours']:.0f} h ago" if s["age_hours"] is not None else "") \
+            + ("" if s["freshness_as_of"] == "now" else " (as of its recording)")
         print(f"{name:<{wn}}{ents:<{we}}{last:<21}{s['rows_landed']:>9}{s['rows_quarantined']:>13}  {fresh}"
               + ("" if s["origin"] == "built-in" else f"  [{s['origin']}]"))
     return 0

@@ -56,3 +56,29 @@ def row_hashes(db: Path) -> dict[str, list[str]]:
         return out
     finally:
         con.close()
+
+
+def user_added_sources(root: Path) -> list[str]:
+    """Sources scaffolded in this tree but not part of the project (untracked by git)."""
+    proc = subprocess.run(["git", "-C", str(root), "ls-files", "--others", "--exclude-standard", "ingest/sources"],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        return []
+    return sorted(Path(p).stem for p in proc.stdout.split() if p.endswith(".py") and not Path(p).stem.startswith("_"))
+
+
+def copy_project(root: Path, target: Path, ignore) -> None:
+    """Copy the project for a test, without the sources a user scaffolded in their own tree."""
+    import shutil
+
+    added = user_added_sources(root)
+    scaffolded = {root / "ingest" / "sources" / f"{n}.py" for n in added}
+    scaffolded |= {root / "tests" / f"test_source_{n}.py" for n in added}
+    scaffolded |= {root / folder / n for n in added
+                   for folder in ("ingest/snapshots", "dbt_project/models/staging", "dbt_project/models/marts")}
+
+    def skip(folder: str, names: list[str]) -> set[str]:
+        here = Path(folder)
+        return set(ignore(folder, names)) | {n for n in names if here / n in scaffolded}
+
+    shutil.copytree(root, target, ignore=skip)

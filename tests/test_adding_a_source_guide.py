@@ -24,6 +24,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from tests.pipeline_helpers import copy_project
+
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 GUIDE = PROJECT_ROOT / "docs" / "adding-a-source.md"
 EXTERNAL_PKG = Path(__file__).resolve().parent / "external_source_pkg"
@@ -87,7 +89,8 @@ class Project:
 @pytest.fixture(scope="module")
 def project(tmp_path_factory) -> Project:
     p = Project(tmp_path_factory.mktemp("guide"))
-    shutil.copytree(PROJECT_ROOT, p.copy, ignore=COPY_IGNORE)
+    # the project as shipped: not the sources the user scaffolded in their own tree
+    copy_project(PROJECT_ROOT, p.copy, COPY_IGNORE)
     p.orchestration_before = tree_hashes(p.copy / "orchestration")
 
     # the external package: a real build and install by pip, into a folder on PYTHONPATH
@@ -150,6 +153,9 @@ def test_unedited_scaffold_lands_and_publishes_its_mart(project):
     assert published(project, "select record_id from marts.fct_plain_feed order by 1") == [("a-1",), ("a-2",), ("a-3",)]
     # its TODO markers are still there: the guide's edits touched only gpu_prices
     assert "TODO(benchwh)" in (project.copy / "ingest" / "sources" / "plain_feed.py").read_text()
+    # and the refresh said so, since the manifest publishes its licence as it stands
+    refresh = next(s for s in project.steps if "refresh --offline" in s.args[-1])
+    assert "warning: source plain_feed still has TODO in its license, attribution" in refresh.stderr
 
 
 def test_external_package_source_is_listed_and_landed(project):

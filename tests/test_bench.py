@@ -77,7 +77,8 @@ def test_measures_what_the_server_was_told_and_writes_a_signed_valid_file(tmp_pa
     assert req["stream"] is True and req["stream_options"] == {"include_usage": True}
     assert (req["temperature"], req["seed"], req["max_tokens"]) == (0.0, 42, GEN_TOKENS)
     assert len(srv.chat_requests) == 4  # 1 warm-up + 3 measured
-    assert payload["protocol"]["name"] == "gen-1k"
+    # custom counts are not gen-1k: the name says what was run, so summaries keep them apart
+    assert payload["protocol"]["name"] == f"gen-1k/tg{GEN_TOKENS}/r3"
     assert payload["machine"]["gpu"] == "CPU only" and payload["machine"]["country"] == "DE"
     assert payload["engine"] == {"name": "llama.cpp", "version": "b4567-1a2b3c4", "backend": None}
     assert payload["model"]["name"] == "test-model"

@@ -136,3 +136,11 @@ def test_recall_walk_says_why_it_stopped():
     assert recall.RecallWalk([ok, recall.RecallResult(8192, True)], None, None).stopped() == {
         "reason": "reached_trained_context", "at_tokens": 8192}
     assert recall.RecallWalk([], None, None).stopped() is None
+
+
+def test_a_protocol_run_with_other_counts_is_named_for_what_was_run():
+    p = protocols.get("gen-1k")
+    assert p.with_counts().name == "gen-1k"
+    assert p.with_counts(gen_tokens=200, repetitions=10, warmup=1).name == "gen-1k"
+    assert p.with_counts(warmup=0, repetitions=3, gen_tokens=20).name == "gen-1k/tg20/r3/w0"
+    assert p.with_counts(repetitions=5).name == "gen-1k/r5"

@@ -35,7 +35,7 @@ def test_bench_submit_publishes_the_run_and_its_recall_walk(tmp_path):
                            "--warmup", "1", "--repetitions", "3", "--max-tokens", "20",
                            "--recall", "--submit", "--country", "FR")
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    assert "run.json: accepted (1 run, 3 samples)" in done.stdout
+    assert "run.json: accepted as signed (key of bench-test), 1 run, 3 samples landed" in done.stdout
 
     trusted = dsse.load_trusted_keys(home)
     verified = dsse.verify_envelope(out.read_bytes(), trusted)

@@ -74,10 +74,11 @@ def test_duplicate_replay_and_unknown_key(home, key, tmp_path, capsys):
                  str(tmp_path / "replay.json"), str(tmp_path / "stranger.json")])
     out = capsys.readouterr().out.splitlines()
     assert code == 1
-    assert out[0] == "a.json: accepted (1 run, 3 samples)"
+    assert out[0] == "a.json: accepted as signed (key of alice), 1 run, 3 samples landed"
     assert out[1].startswith("copy.json: duplicate")
     assert out[2].startswith("replay.json: rejected: replay: submission_id " + doc["submission_id"])
-    assert out[3].startswith("stranger.json: accepted")
+    assert out[3].startswith("stranger.json: accepted as unverified (no trusted signature: kept in marts, "
+                             "left out of summaries and site tables)")
     assert out[4] == "2 accepted (2 runs), 1 duplicate, 1 rejected"
     runs = landed(home, "runs").set_index("file_name")
     assert runs.loc["a.json", "trust"] == "signed" and runs.loc["stranger.json", "trust"] == "unverified"

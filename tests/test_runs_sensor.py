@@ -63,7 +63,11 @@ def test_sensor_lands_each_file_once_and_sorts_them(home, key):
 
     inbox = home / "inbox"
     assert sorted(p.name for p in inbox.iterdir() if p.is_file()) == []
-    assert sorted(p.name for p in (inbox / "processed").iterdir()) == ["a-good.json", "b-copy.json"]
+    assert sorted(p.name for p in (inbox / "processed").iterdir()) == [
+        "a-good.json", "a-good.json.report", "b-copy.json", "b-copy.json.report"]
+    # each processed file says what became of it, as `runs add` would
+    assert (inbox / "processed" / "a-good.json.report").read_text().startswith("a-good.json: accepted as ")
+    assert "duplicate" in (inbox / "processed" / "b-copy.json.report").read_text()
     assert sorted(p.name for p in (inbox / "rejected").iterdir()) == ["c-tampered.json", "c-tampered.json.reason"]
     reason = (inbox / "rejected" / "c-tampered.json.reason").read_text()
     assert "does not verify" in reason and "c-tampered.json" in reason

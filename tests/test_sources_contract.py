@@ -32,6 +32,14 @@ NAMES = sorted(SOURCES)
 DAMAGE_SAMPLE = 4
 
 
+@pytest.mark.parametrize("name", NAMES)
+def test_metadata_is_filled_in(name):
+    """License, attribution and URL go into the published manifest: no scaffold TODO may be left."""
+    from ingest.source import metadata_todos
+
+    assert metadata_todos(SOURCES[name]) == [], f"{name}: finish the TODO in its metadata"
+
+
 def recorded(source: Source) -> list[tuple[dict, bytes]]:
     """(index record, body) of each distinct 200 response of the source's recording, in order."""
     folder = Path(source.recording_dir())

@@ -33,16 +33,35 @@ class Protocol:
 
     def with_counts(self, warmup: int | None = None, repetitions: int | None = None,
                     gen_tokens: int | None = None) -> "Protocol":
-        return replace(self,
-                       warmup=self.warmup if warmup is None else warmup,
-                       repetitions=self.repetitions if repetitions is None else repetitions,
-                       gen_tokens=self.gen_tokens if gen_tokens is None else gen_tokens)
+        """The protocol with overridden counts, named for what is actually run.
+
+        A run with other counts measures something else (a 20-token answer, a cold first
+        repetition, three samples), so it must not share the named protocol's test profile:
+        `gen-1k` run with --max-tokens 20 --repetitions 3 --warmup 0 is `gen-1k/tg20/r3/w0`.
+        """
+        changed = replace(self,
+                          warmup=self.warmup if warmup is None else warmup,
+                          repetitions=self.repetitions if repetitions is None else repetitions,
+                          gen_tokens=self.gen_tokens if gen_tokens is None else gen_tokens)
+        return replace(changed, name=custom_name(self, changed))
 
 
 PROTOCOLS = {
     "gen-1k": Protocol(name="gen-1k", prompt_tokens=1000, gen_tokens=200, temperature=0.0, seed=42,
                        warmup=1, repetitions=10, prompt_seed=1000),
 }
+
+
+def custom_name(standard: Protocol, run: Protocol) -> str:
+    """`standard.name`, plus one `/<field><value>` part per count that differs from it."""
+    parts = [standard.name]
+    if run.gen_tokens != standard.gen_tokens:
+        parts.append(f"tg{run.gen_tokens}")
+    if run.repetitions != standard.repetitions:
+        parts.append(f"r{run.repetitions}")
+    if run.warmup != standard.warmup:
+        parts.append(f"w{run.warmup}")
+    return "/".join(parts)
 
 
 def get(name: str) -> Protocol:

@@ -44,13 +44,21 @@ class FileResult:
     runs: list[str] = field(default_factory=list)  # source_run_ids accepted
     samples: int = 0
     path: Path | None = None
+    trust: str | None = None  # signed | unverified, for accepted files
+    contributor: str | None = None
 
     def line(self) -> str:
         if self.status == "rejected":
             return f"{self.name}: rejected: {self.reason}"
         if self.status == "duplicate":
             return f"{self.name}: duplicate" + (f" ({self.reason})" if self.reason else "")
-        return f"{self.name}: accepted ({len(self.runs)} run{'s' if len(self.runs) != 1 else ''}, {self.samples} samples)"
+        trust = f" as {self.trust}" if self.trust else ""
+        if self.trust == "signed" and self.contributor:
+            trust += f" (key of {self.contributor})"
+        elif self.trust == "unverified":
+            trust += " (no trusted signature: kept in marts, left out of summaries and site tables)"
+        return (f"{self.name}: accepted{trust}, {len(self.runs)} run{'s' if len(self.runs) != 1 else ''}, "
+                f"{self.samples} sample{'s' if self.samples != 1 else ''} landed")
 
 
 class KnownRuns:
@@ -249,6 +257,9 @@ def _decide(item: Received, flags, trusted, known: KnownRuns, store: RawStore,
     res.status, res.reason = "accepted", None
     res.runs = [r.source_run_id for r in new_runs]
     res.samples = sum(len(r.samples) for r in new_runs)
+    # a file's runs share one verdict on their signature
+    res.trust = "signed" if all(r.trust == "signed" for r in new_runs) else "unverified"
+    res.contributor = next((r.contributor for r in new_runs if r.contributor), None)
     return res, entry.sha256
 
 
@@ -260,5 +271,5 @@ def add_paths(paths: list[Path], home: Path, flags: dict | None = None,
 def summary(results: list[FileResult]) -> str:
     counts = {s: sum(1 for r in results if r.status == s) for s in ("accepted", "duplicate", "rejected")}
     runs = sum(len(r.runs) for r in results)
-    return (f"{counts['accepted']} accepted ({runs} runs), {counts['duplicate']} duplicate, "
-            f"{counts['rejected']} rejected")
+    return (f"{counts['accepted']} accepted ({runs} run{'s' if runs != 1 else ''}), "
+            f"{counts['duplicate']} duplicate, {counts['rejected']} rejected")

@@ -84,6 +84,9 @@ def write_private_key(path: Path | str) -> tuple[bytes, str]:
     return public_raw, keyid_for(public_raw)
 
 
+KEY_FORMS = "expected the PEM file `benchwh keys generate` writes, or a raw or base64 32-byte seed"
+
+
 def load_private_key(path: Path | str) -> Ed25519PrivateKey:
     """Read a private key written by write_private_key (PEM), or a raw 32-byte seed."""
     data = Path(path).read_bytes()
@@ -95,9 +98,10 @@ def load_private_key(path: Path | str) -> Ed25519PrivateKey:
         else:
             key = Ed25519PrivateKey.from_private_bytes(base64.b64decode(data.strip(), validate=True))
     except (ValueError, TypeError, binascii.Error) as exc:
-        raise ValueError(f"{path}: not an Ed25519 private key ({exc.__class__.__name__})") from None
+        raise ValueError(f"{path}: not an Ed25519 private key ({KEY_FORMS})") from None
     if not isinstance(key, Ed25519PrivateKey):
-        raise ValueError(f"{path}: not an Ed25519 private key")
+        raise ValueError(f"{path}: not an Ed25519 private key (a {type(key).__name__.lstrip('_')} key; "
+                         f"{KEY_FORMS})")
     return key
 
 

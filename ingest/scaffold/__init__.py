@@ -76,6 +76,11 @@ def plan(name: str, entity: str = "records", root: Path | None = None,
     if name in RESERVED:
         raise ScaffoldError(f"source name {name!r} is reserved by the project, pick another")
     registered = load_sources()
+    if root.resolve() != Path(config.project_root()).resolve():
+        # another tree (a test's temporary copy): this project's own source modules are not its
+        # sources, only the installed packages' entry points are shared
+        registered = {n: s for n, s in registered.items()
+                      if not type(s).__module__.startswith("ingest.sources.")}
     if name in registered:
         where = type(registered[name]).__module__
         raise ScaffoldError(f"source name {name!r} is taken (by {where})")

@@ -1,0 +1,103 @@
+"""`make dev`'s command (`benchwh dev`) serves the CLI's own Dagster instance.
+
+A CLI refresh made while the UI runs shows up in the UI (read through Dagster's GraphQL API),
+with the same instance settings (the refresh run queue limit), and Ctrl-C stops the whole thing.
+"""
+import os
+import re
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import requests
+
+from tests.pipeline_helpers import BENCHWH, benchwh_env, run_benchwh
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def graphql(url: str, query: str, variables: dict | None = None) -> dict:
+    answer = requests.post(f"{url}/graphql", json={"query": query, "variables": variables or {}}, timeout=30)
+    answer.raise_for_status()
+    body = answer.json()
+    assert "errors" not in body, body
+    return body["data"]
+
+
+def wait_for_ui(url: str, proc: subprocess.Popen, timeout: float = 240) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, "benchwh dev exited before serving"
+        try:
+            if graphql(url, "{ version }")["version"]:
+                return
+        except (requests.RequestException, AssertionError, ValueError):
+            time.sleep(1)
+    raise AssertionError("the Dagster UI did not answer in time")
+
+
+MATERIALIZATIONS = """
+query ($path: [String!]!) {
+  assetOrError(assetKey: {path: $path}) {
+    ... on Asset { assetMaterializations(limit: 1) { runId } }
+  }
+}"""
+
+CHECKS = """
+query ($path: [String!]!, $check: String!) {
+  assetCheckExecutions(assetKey: {path: $path}, checkName: $check, limit: 1) { runId status }
+}"""
+
+
+def test_cli_refresh_shows_in_the_dev_ui_and_ctrl_c_stops_it(warehouse_copy):
+    home = warehouse_copy
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    before = set(PROJECT_ROOT.glob(".tmp_dagster_home_*"))
+    proc = subprocess.Popen([BENCHWH, "dev", "--port", str(port)], env=benchwh_env(home),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        wait_for_ui(url, proc)
+        # the same instance settings as the CLI: the refresh queue limit
+        instance = graphql(url, "{ instance { runQueueConfig { tagConcurrencyLimitsYaml } } }")["instance"]
+        assert "benchwh/serial" in instance["runQueueConfig"]["tagConcurrencyLimitsYaml"]
+
+        refresh = run_benchwh(home, "refresh", "--no-fetch")
+        assert refresh.returncode == 0, refresh.stderr
+        version = re.search(r"refreshed (\S+):", refresh.stdout).group(1)
+        run_prefix = version.rsplit("-", 1)[1]  # versions end in the run id's first 8 characters
+
+        mats = graphql(url, MATERIALIZATIONS, {"path": ["publish", "benchmarks_duckdb"]})
+        run_id = mats["assetOrError"]["assetMaterializations"][0]["runId"]
+        assert run_id.startswith(run_prefix)
+        runs = graphql(url, "{ runsOrError { ... on Runs { results { runId status } } } }")
+        assert {"runId": run_id, "status": "SUCCESS"} in runs["runsOrError"]["results"]
+        checks = graphql(url, CHECKS, {"path": ["landing", "openrouter", "models"], "check": "freshness"})
+        assert checks["assetCheckExecutions"][0]["runId"] == run_id
+    finally:
+        os.kill(proc.pid, signal.SIGINT)  # what Ctrl-C sends
+        try:
+            code = proc.wait(timeout=90)
+        finally:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)  # leave nothing behind even if it failed
+            except ProcessLookupError:
+                pass
+    assert code == 0, proc.stderr.read()
+    # webserver and daemon went with it, and dagster dev made no temporary home in the repo
+    try:
+        os.killpg(proc.pid, 0)
+        leftover = True
+    except ProcessLookupError:
+        leftover = False
+    assert not leftover
+    assert set(PROJECT_ROOT.glob(".tmp_dagster_home_*")) == before
+    assert (home / "dagster" / "dagster.yaml").exists()
