@@ -87,12 +87,21 @@ def run_refresh(offline: bool = False, sources: list[str] | None = None,
 
         tag_sources = "all" if sources is None else (",".join(sources) if sources else "none")
         job = defs.resolve_job_def("refresh")
-        with DagsterInstance.get() as instance:
-            result = job.execute_in_process(
-                instance=instance, raise_on_error=False,
-                tags={"benchwh/sources": tag_sources, "benchwh/offline": "1" if offline else "0"},
-                run_config={"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}},
-            )
+        try:
+            with DagsterInstance.get() as instance:
+                result = job.execute_in_process(
+                    instance=instance, raise_on_error=False,
+                    tags={"benchwh/sources": tag_sources, "benchwh/offline": "1" if offline else "0"},
+                    run_config={"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}},
+                )
+        except Exception as exc:
+            # a full disk can also fail Dagster's own event log (sqlite under DAGSTER_HOME)
+            line = disk_full_line(str(exc))
+            if line is None:
+                raise
+            clean_abandoned_builds(log=None)
+            sweep_temporaries()
+            return RefreshResult(success=False, error=line, seconds=time.monotonic() - started)
         out = RefreshResult(success=result.success, run_id=result.run_id,
                             seconds=time.monotonic() - started)
         if not result.success:

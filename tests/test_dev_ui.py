@@ -70,6 +70,8 @@ def test_cli_refresh_shows_in_the_dev_ui_and_ctrl_c_stops_it(warehouse_copy):
         instance = graphql(url, "{ instance { runQueueConfig { tagConcurrencyLimitsYaml } } }")["instance"]
         assert "benchwh/serial" in instance["runQueueConfig"]["tagConcurrencyLimitsYaml"]
 
+        # without a published file the rebuild publishes (an unchanged one would publish nothing)
+        (home / "benchmarks.duckdb").unlink()
         refresh = run_benchwh(home, "refresh", "--no-fetch")
         assert refresh.returncode == 0, refresh.stderr
         version = re.search(r"refreshed (\S+):", refresh.stdout).group(1)
