@@ -59,6 +59,14 @@ measured_builds as (
     group by build_id
 ),
 
+-- a build measured without naming its file (LocalScore: model@quant) weighs what the first
+-- catalogued repository's file of that quant weighs, so memory and expected speed still apply
+representative_sizes as (
+    select model_id, quant, file_size_bytes
+    from listed
+    qualify row_number() over (partition by model_id, quant order by repo_position, repo, file_name) = 1
+),
+
 builds as (
     select
         coalesce(m.build_id, l.build_id) as build_id,
@@ -66,13 +74,16 @@ builds as (
         coalesce(m.quant, l.quant) as quant,
         coalesce(m.repo, l.repo) as repo,
         coalesce(m.file_name, l.file_name) as file_name,
-        coalesce(m.file_size_bytes, l.file_size_bytes) as file_size_bytes,
+        coalesce(m.file_size_bytes, l.file_size_bytes, r.file_size_bytes) as file_size_bytes,
         case when m.file_size_bytes is not null then 'run'
-             when l.file_size_bytes is not null then 'hub' end as file_size_source,
+             when l.file_size_bytes is not null then 'hub'
+             when r.file_size_bytes is not null then 'hub-representative' end as file_size_source,
         m.sha256,
         m.build_id is not null as is_measured
     from measured_builds as m
     full outer join listed_builds as l on l.build_id = m.build_id
+    left join representative_sizes as r
+        on m.file_name is null and r.model_id = m.model_id and r.quant = m.quant
 )
 
 select
