@@ -2,8 +2,9 @@
 exports) and exports/manifest.json, nothing else. Plain Python, no Dagster.
 
 Each page section reads through one small function below (`leaderboard_rows`, `measured_speeds`,
-...), so a change of a site table's columns is a change of one function. Sections written against
-DESIGN §5's pinned columns fall back to today's columns where the pinned ones are absent.
+...), so a change of a site table's columns is a change of one function. The published site tables
+(dbt_project/models/site/_site__models.yml, contracts enforced) are the contract: a missing table or
+column is an error, not a fallback.
 """
 from __future__ import annotations
 
@@ -11,6 +12,12 @@ import json
 from pathlib import Path
 
 import duckdb
+
+
+# the published site tables the pages read (dbt_project/models/site/)
+SITE_TABLES = ("generation_leaderboard", "model_speeds_by_hardware", "model_memory_by_quant", "model_expected_speed",
+               "model_cost_vs_api", "model_fits_on", "model_context_recall", "model_carbon", "model_builds",
+               "model_contributors", "model_capabilities")
 
 
 class SiteSourceError(Exception):
@@ -43,6 +50,9 @@ class SiteData:
             raise SiteSourceError(f"no published warehouse at {source}")
         if not self.tables:
             raise SiteSourceError(f"{source} holds no site.* tables")
+        missing = sorted(set(SITE_TABLES) - set(self.tables))
+        if missing:
+            raise SiteSourceError(f"{source} lacks the site tables {', '.join(missing)} (publish a current build)")
 
     def _from_duckdb(self, path: Path) -> None:
         try:
@@ -95,8 +105,6 @@ class SiteData:
     # --- what gets a page ----------------------------------------------------------------------
 
     def test_profiles(self) -> list[str]:
-        if not self.has("generation_leaderboard"):
-            return []
         return [r["test_profile"] for r in self.rows(
             "SELECT DISTINCT test_profile FROM site.generation_leaderboard ORDER BY 1")]
 
@@ -123,143 +131,110 @@ class SiteData:
     def leaderboard_rows(self, test_profile: str) -> list[dict]:
         """site.generation_leaderboard of one profile, every machine, fastest first."""
         return self.rows("""
-            SELECT hardware_id, hardware_name, model_id, model_name, family, quant, engine, build_id,
+            SELECT hardware_id, hardware_name, model_id, model_name, family, family_display, quant, engine, build_id,
                    gen_tps_median, gen_tps_ci_low, gen_tps_ci_high, interval_method,
-                   rank_best, rank_worst, rank_of, prompt_tokens, gen_tokens, turn_time_ms_median, n_runs, n_samples
+                   rank_best, rank_worst, rank_of, prompt_tokens, gen_tokens, turn_time_ms_median,
+                   is_turn_time_derived, protocol_sampling, protocol_repetitions, n_runs, n_samples
             FROM site.generation_leaderboard WHERE test_profile = ?
-            ORDER BY lower(hardware_name), hardware_id, gen_tps_median DESC NULLS LAST, rank_best, model_id, quant, engine""",
+            ORDER BY lower(hardware_name), hardware_id, gen_tps_median DESC NULLS LAST, rank_best, build_id, engine""",
                          [test_profile])
 
     # --- model page sections -------------------------------------------------------------------
+    # builds are model x quant x file: a build's label comes from site.model_builds (quant, packager)
 
     def measured_speeds(self, model_id: str) -> list[dict]:
-        """Measured speeds by hardware; run ids (for source links) where the table carries them."""
-        t = "model_speeds_by_hardware"
-        if not self.has(t):
-            return []
-        run_ids = self.col(t, "source_run_ids", "run_ids")
-        return self.rows(f"""
-            SELECT hardware_id, hardware_name, build_id, quant, engine, gen_tps_median, prompt_tps_median,
-                   n_runs, n_samples, sources, {run_ids} AS run_ids
-            FROM site.{t} WHERE model_id = ? ORDER BY gen_tps_median DESC NULLS LAST, hardware_id""", [model_id])
+        """Measured speeds per build, machine and engine, with LocalScore's own averages and the run ids."""
+        return self.rows("""
+            SELECT s.hardware_id, s.hardware_name, s.build_id, s.quant, b.quantizer, s.engine,
+                   s.gen_tps_median, s.prompt_tps_median, s.n_runs, s.n_samples, s.sources, s.test_names, s.run_ids,
+                   s.localscore_avg_gen_tps, s.localscore_avg_prompt_tps, s.localscore_avg_ttft_ms,
+                   s.n_localscore_runs
+            FROM site.model_speeds_by_hardware s LEFT JOIN site.model_builds b USING (build_id)
+            WHERE s.model_id = ? ORDER BY s.gen_tps_median DESC NULLS LAST, s.hardware_id, s.build_id, s.engine""",
+                         [model_id])
 
     def memory_by_quant(self, model_id: str) -> list[dict]:
-        t = "model_memory_by_quant"
-        if not self.has(t):
-            return []
-        return self.rows(f"""
-            SELECT build_id, quant, file_name, {self.col(t, "quantizer", "packager")} AS quantizer, file_size_bytes,
-                   context_tokens, estimated_bytes, smallest_card_name, smallest_card_memory_gb,
-                   measured_peak_bytes, estimate_error_pct
-            FROM site.{t} WHERE model_id = ? ORDER BY estimated_bytes NULLS LAST, build_id""", [model_id])
+        return self.rows("""
+            SELECT build_id, quant, file_name, packager AS quantizer, file_size_bytes, context_tokens,
+                   estimated_bytes, smallest_card_name, smallest_card_memory_bytes, measured_peak_bytes,
+                   estimate_error_pct
+            FROM site.model_memory_by_quant WHERE model_id = ? ORDER BY estimated_bytes NULLS LAST, build_id""",
+                         [model_id])
 
     def expected_speeds(self, model_id: str) -> list[dict]:
-        t = "model_expected_speed"
-        if not self.has(t):
-            return []
-        return self.rows(f"""
+        return self.rows("""
             SELECT hardware_id, hardware_name, has_fitting_build, build_id, quant, engine, gen_tps, is_estimate,
                    n_runs_measured, fit_n, fit_mdape_pct, estimated_bytes
-            FROM site.{t} WHERE model_id = ? ORDER BY gen_tps DESC NULLS LAST, hardware_id""", [model_id])
+            FROM site.model_expected_speed WHERE model_id = ? ORDER BY gen_tps DESC NULLS LAST, hardware_id""",
+                         [model_id])
 
     def cost_vs_api(self, model_id: str) -> list[dict]:
-        t = "model_cost_vs_api"
-        if not self.has(t):
-            return []
-        return self.rows(f"""
+        return self.rows("""
             SELECT hardware_id, hardware_name, build_id, quant, engine, gen_tps_median, power_w, power_basis,
                    local_usd_per_mtok, openrouter_id, api_usd_per_mtok, local_to_api_ratio, measured_on
-            FROM site.{t} WHERE model_id = ? ORDER BY local_usd_per_mtok NULLS LAST, hardware_id""", [model_id])
+            FROM site.model_cost_vs_api WHERE model_id = ? ORDER BY local_usd_per_mtok NULLS LAST, hardware_id""",
+                         [model_id])
 
     def fits_on(self, model_id: str) -> list[dict]:
-        """What it fits on: pinned site.model_fits_on where present, else the popular machines of
-        site.model_expected_speed (kind = that machine, held = whether a build fits)."""
-        t = "model_fits_on"
-        if self.has(t, "machine_kind"):
-            return self.rows(f"""
-                SELECT machine_kind, memory_bytes, smallest_build_id, builds_held, builds_total
-                FROM site.{t} WHERE model_id = ? ORDER BY memory_bytes NULLS LAST, machine_kind""", [model_id])
-        if not (self.has("model_expected_speed") and self.has("model_memory_by_quant")):
-            return []
-        # a machine that holds any build holds the smallest one (same memory estimates)
+        """What it fits on: per kind of machine, its memory, the smallest build and how many builds it holds."""
         return self.rows("""
-            WITH builds AS (SELECT build_id, estimated_bytes FROM site.model_memory_by_quant WHERE model_id = ?)
-            SELECT e.hardware_name AS machine_kind, NULL AS memory_bytes,
-                   CASE WHEN e.has_fitting_build THEN (SELECT arg_min(build_id, estimated_bytes) FROM builds) END
-                       AS smallest_build_id,
-                   CASE WHEN e.has_fitting_build THEN NULL ELSE 0 END AS builds_held,
-                   (SELECT count(*) FROM builds) AS builds_total
-            FROM site.model_expected_speed e WHERE e.model_id = ? ORDER BY e.hardware_name""", [model_id, model_id])
+            SELECT f.machine_kind, f.memory_bytes, f.memory_kind, f.smallest_build_id, f.smallest_needed_bytes,
+                   b.quant AS smallest_quant, b.quantizer AS smallest_quantizer, f.builds_held, f.builds_total
+            FROM site.model_fits_on f LEFT JOIN site.model_builds b ON b.build_id = f.smallest_build_id
+            WHERE f.model_id = ? ORDER BY f.memory_bytes, f.machine_kind""", [model_id])
 
     def context_recall(self, model_id: str) -> list[dict]:
-        """One row per (build, machine, context): pinned per-machine rows where present, else today's
-        per-build aggregate (machine unknown, recalled when most runs recalled)."""
-        t = "model_context_recall"
-        if not self.has(t):
-            return []
-        if self.has(t, "machine_id", "recalled"):
-            return self.rows(f"""
-                SELECT build_id, machine_id, {self.col(t, "contributor")} AS contributor, context_tokens, recalled,
-                       {self.col(t, "stop_reason")} AS stop_reason
-                FROM site.{t} WHERE model_id = ? ORDER BY build_id, machine_id, context_tokens""", [model_id])
-        return self.rows(f"""
-            SELECT build_id, NULL AS machine_id, NULL AS contributor, context_tokens,
-                   n_recalled * 2 > n_runs AS recalled, NULL AS stop_reason
-            FROM site.{t} WHERE model_id = ? ORDER BY build_id, context_tokens""", [model_id])
+        """One row per (build, machine, context asked): recalled true / false / null (not held)."""
+        return self.rows("""
+            SELECT build_id, machine_id, machine_kind, headline_label, contributor, quant, quantizer,
+                   context_tokens, recalled, stop_reason, stop_at_tokens
+            FROM site.model_context_recall WHERE model_id = ?
+            ORDER BY contributor NULLS LAST, machine_id, build_id, context_tokens""", [model_id])
 
     def carbon(self, model_id: str) -> list[dict]:
-        t = "model_carbon"
-        if not self.has(t):
-            return []
-        return self.rows(f"""
-            SELECT hardware_id, hardware_name, build_id, quant, gco2_per_mtok, j_per_token, method, grid_area,
-                   grid_year, n_runs
-            FROM site.{t} WHERE model_id = ? ORDER BY gco2_per_mtok NULLS LAST, hardware_id""", [model_id])
+        """Per build x machine x grid area."""
+        return self.rows("""
+            SELECT build_id, quant, quantizer, machine_id, machine_kind, headline_label, hardware_id, hardware_name,
+                   gco2_per_mtok, j_per_token, gco2_per_kwh, method, grid_area, grid_year, grid_basis, n_runs,
+                   is_lowest_on_machine
+            FROM site.model_carbon WHERE model_id = ?
+            ORDER BY machine_kind, machine_id, gco2_per_mtok, build_id, grid_area""", [model_id])
 
     def builds(self, model_id: str) -> list[dict]:
-        """Every build: DESIGN §5 pinned columns, today's names where the pinned ones are absent."""
-        t = "model_builds"
-        if not self.has(t):
-            return []
-        c = lambda *names: self.col(t, *names)  # noqa: E731
-        return self.rows(f"""
-            SELECT build_id, quant, {c("repo", "hf_repo")} AS repo, file_name,
-                   {c("quantizer", "packager")} AS quantizer, {c("engine", "engines")} AS engine,
-                   {c("memory_bytes", "estimated_bytes")} AS memory_bytes, context_proved_tokens,
-                   best_gen_tps, n_machines
-            FROM site.{t} WHERE model_id = ? ORDER BY best_gen_tps DESC NULLS LAST, build_id""", [model_id])
+        """Every build (model x quant x file): two packagers of one quant are two rows; `unfiled` marks
+        the model@quant builds of sources that name no file (LocalScore)."""
+        return self.rows("""
+            SELECT build_id, quant, repo, file_name, quantizer, engine, memory_bytes, memory_basis,
+                   file_size_bytes, context_proved_tokens, best_gen_tps, n_machines,
+                   (file_name IS NULL AND repo IS NULL) AS unfiled
+            FROM site.model_builds WHERE model_id = ?
+            ORDER BY best_gen_tps DESC NULLS LAST, quant, quantizer NULLS LAST, build_id""", [model_id])
 
     def contributors(self, model_id: str) -> list[dict]:
-        """Measured by: site.model_contributors where present, else the sources of the speed rows."""
-        if self.has("model_contributors"):
-            return self.rows("""SELECT contributor, n_runs, n_machines FROM site.model_contributors
-                                WHERE model_id = ? ORDER BY n_runs DESC, contributor""", [model_id])
-        if not self.has("model_speeds_by_hardware"):
-            return []
+        """Measured by: the owners of the trusted keys that signed the model's runs."""
         return self.rows("""
-            SELECT s.source AS contributor, sum(n_runs) AS n_runs, count(DISTINCT hardware_id) AS n_machines
-            FROM site.model_speeds_by_hardware, unnest(string_split(sources, ', ')) AS s(source)
-            WHERE model_id = ? GROUP BY 1 ORDER BY 2 DESC, 1""", [model_id])
+            SELECT contributor, n_runs, n_machines, machine_kinds, n_builds, last_measured_at
+            FROM site.model_contributors WHERE model_id = ? ORDER BY n_runs DESC, contributor""", [model_id])
 
     def capabilities(self, model_id: str) -> list[dict]:
-        if not self.has("model_capabilities"):
-            return []
-        return self.rows("""SELECT display_name, bool_or(passed) AS passed, count(DISTINCT build_id) AS n_builds
-                            FROM site.model_capabilities WHERE model_id = ? GROUP BY 1 ORDER BY 1""", [model_id])
+        """One row per build x capability checked."""
+        return self.rows("""
+            SELECT c.build_id, b.quant, b.quantizer, c.capability, c.display_name, c.passed, c.n_runs,
+                   c.n_runs_passed, c.n_machines
+            FROM site.model_capabilities c LEFT JOIN site.model_builds b USING (build_id)
+            WHERE c.model_id = ? ORDER BY c.display_name, b.quant, b.quantizer, c.build_id""", [model_id])
 
     # --- hardware page -------------------------------------------------------------------------
 
     def hardware_models(self, hardware_id: str) -> list[dict]:
-        if not self.has("model_speeds_by_hardware"):
-            return []
         return self.rows("""
-            SELECT model_id, model_name, build_id, quant, engine, gen_tps_median, prompt_tps_median, n_runs, sources
-            FROM site.model_speeds_by_hardware WHERE hardware_id = ?
-            ORDER BY gen_tps_median DESC NULLS LAST, model_id, quant""", [hardware_id])
+            SELECT s.model_id, s.model_name, s.build_id, s.quant, b.quantizer, s.engine, s.gen_tps_median,
+                   s.prompt_tps_median, s.n_runs, s.sources
+            FROM site.model_speeds_by_hardware s LEFT JOIN site.model_builds b USING (build_id)
+            WHERE s.hardware_id = ?
+            ORDER BY s.gen_tps_median DESC NULLS LAST, s.model_id, s.quant, s.build_id""", [hardware_id])
 
     def hardware_profiles(self, hardware_id: str) -> list[dict]:
-        if not self.has("generation_leaderboard"):
-            return []
         return self.rows("""SELECT test_profile, count(*) AS n_entries, max(prompt_tokens) AS prompt_tokens,
                                    max(gen_tokens) AS gen_tokens
                             FROM site.generation_leaderboard WHERE hardware_id = ? GROUP BY 1 ORDER BY 1""", [hardware_id])

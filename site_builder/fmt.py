@@ -38,6 +38,11 @@ def gb(n_bytes) -> str:
     return "—" if _missing(n_bytes) else f"{float(n_bytes) / 1e9:.1f} GB"
 
 
+def card_gb(n_bytes) -> str:
+    """A card's memory as it is sold: a '24 GB' card holds 24 x 2^30 bytes."""
+    return "—" if _missing(n_bytes) else f"{float(n_bytes) / 2**30:.3g} GB"
+
+
 def usd(x) -> str:
     if _missing(x):
         return "—"

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 import shutil
+from urllib.parse import quote
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,9 +34,10 @@ class Page:
 def _env() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    for name in ("tps", "interval", "rank_range", "count", "seconds", "gb", "usd", "tokens_short", "grams"):
+    for name in ("tps", "interval", "rank_range", "count", "seconds", "gb", "usd", "tokens_short", "grams", "card_gb"):
         env.filters[name] = getattr(fmt, name)
     env.filters["slug"] = slug
+    env.filters["build_label"] = build_label
     return env
 
 
@@ -59,19 +61,44 @@ def _speed_sources(rows: list[dict]) -> set[str]:
     return out
 
 
+SOURCE_TEXT = {"localscore": "LocalScore", "runfile": "signed run"}
+
+
+def _split(text) -> list[str]:
+    return [t.strip() for t in str(text or "").split(",") if t.strip()]
+
+
 def _source_links(row: dict) -> list[dict]:
-    """Links to the source's own result pages where the row carries run ids, else the source names."""
-    ids = row.get("run_ids")
-    if isinstance(ids, str):
-        ids = [i.strip() for i in ids.split(",") if i.strip()]
-    links = []
-    sources = [s.strip() for s in str(row.get("sources") or "").split(",") if s.strip()]
-    if ids and sources == ["localscore"]:
-        return [{"text": "LocalScore", "href": LOCALSCORE_RESULT_URL.format(i)} for i in ids]
-    for s in sources:
-        links.append({"text": "LocalScore" if s == "localscore" else f"{s} (signed run)" if s == "runfile" else s,
-                      "href": "https://www.localscore.ai" if s == "localscore" else None})
+    """One link per LocalScore result behind the row (run_ids holds <source>:<id>), then the other
+    sources by name."""
+    links, named = [], set()
+    for item in _split(row.get("run_ids")):
+        source, _, run_id = item.partition(":")
+        if source == "localscore" and run_id:
+            first = not any(link["href"] for link in links)
+            links.append({"text": ("LocalScore #" if first else "#") + run_id,
+                          "href": LOCALSCORE_RESULT_URL.format(quote(run_id, safe=""))})
+    for source in _split(row.get("sources")):
+        if source == "localscore" and any(link["href"] for link in links) or source in named:
+            continue
+        named.add(source)
+        links.append({"text": SOURCE_TEXT.get(source, source), "href": None})
     return links
+
+
+def build_label(quant, quantizer) -> str:
+    return f"{quant} · {quantizer}" if quantizer else str(quant or "—")
+
+
+def _packager_of(build_id) -> str | None:
+    """Build ids are <model>@<quant>[@<repo>/<file>]: the repository owner packaged the file."""
+    parts = str(build_id or "").split("@", 2)
+    return parts[2].split("/", 1)[0] if len(parts) == 3 and "/" in parts[2] else None
+
+
+def most_common(values):
+    values = [v for v in values if v is not None]
+    return max(set(values), key=lambda v: (values.count(v), str(v))) if values else None
 
 
 class SiteBuilder:
@@ -113,7 +140,8 @@ class SiteBuilder:
         rows = self.data.leaderboard_rows(profile)
         machines: dict[str, dict] = {}
         for r in rows:
-            r["label"] = f"{r['model_name'] or r['model_id']} ({r['quant']})"
+            r["packager"] = _packager_of(r["build_id"])
+            r["label"] = f"{r['model_name'] or r['model_id']} ({build_label(r['quant'], r['packager'])})"
             m = machines.setdefault(r["hardware_id"], {"hardware_id": r["hardware_id"],
                                                         "hardware_name": r["hardware_name"] or r["hardware_id"], "rows": []})
             m["rows"].append(r)
@@ -125,7 +153,9 @@ class SiteBuilder:
                     {"localscore", "runs"})
         self._write(page, "leaderboard.html", profile=profile, machines=list(machines.values()),
                     protocol=protocol_sentence(prompt, gen, max((r["n_runs"] or 0 for r in rows), default=0)),
-                    gen_tokens=gen)
+                    sampling=most_common([r["protocol_sampling"] for r in rows]),
+                    repetitions=most_common([r["protocol_repetitions"] for r in rows]),
+                    any_derived=any(r["is_turn_time_derived"] for r in rows), gen_tokens=gen)
 
     def model(self, model_id: str, name: str) -> None:
         d = self.data
@@ -142,11 +172,10 @@ class SiteBuilder:
         recall_sizes = sorted({r["context_tokens"] for r in recall})
         recall_rows: dict[tuple, dict] = {}
         for r in recall:
-            key = (r["build_id"], r["machine_id"])
-            row = recall_rows.setdefault(key, {"build_id": r["build_id"], "machine_id": r["machine_id"],
-                                               "contributor": r["contributor"], "cells": {}, "stop_reason": None})
+            row = recall_rows.setdefault((r["machine_id"], r["build_id"]), {**r, "cells": {}})
             row["cells"][r["context_tokens"]] = r["recalled"]
-            row["stop_reason"] = row["stop_reason"] or r["stop_reason"]
+        capabilities = d.capabilities(model_id)
+        proved = sorted({c["display_name"] for c in capabilities if c["passed"]})
         carbon = d.carbon(model_id)
         builds = d.builds(model_id)
         fit = next((r for r in expected if r["is_estimate"] and r["fit_n"] is not None), None)
@@ -163,7 +192,7 @@ class SiteBuilder:
             fit=fit, cost=cost, api_price=api_price, price_chart=charts.speed_against_price(cost, api_price),
             fits=fits, recall_sizes=recall_sizes, recall_rows=list(recall_rows.values()),
             carbon=carbon, grid=d.sources().get("grid", {}), builds=builds,
-            contributors=d.contributors(model_id), capabilities=d.capabilities(model_id),
+            contributors=d.contributors(model_id), capabilities=capabilities, proved=proved,
             expected_chart=charts.bar_chart([r["hardware_name"] for r in expected if r["gen_tps"] is not None],
                                             [r["gen_tps"] for r in expected if r["gen_tps"] is not None],
                                             "expected tokens per second",
@@ -173,7 +202,7 @@ class SiteBuilder:
     def hardware(self, hardware_id: str, name: str) -> None:
         rows = self.data.hardware_models(hardware_id)
         for r in rows:
-            r["label"] = f"{r['model_name'] or r['model_id']} ({r['quant']}, {r['engine']})"
+            r["label"] = f"{r['model_name'] or r['model_id']} ({build_label(r['quant'], r['quantizer'])}, {r['engine']})"
         page = Page(f"hardware/{slug(hardware_id)}.html", name, "hardware", _speed_sources(rows))
         self._write(page, "hardware.html", hardware_id=hardware_id, name=name, rows=rows,
                     profiles=self.data.hardware_profiles(hardware_id),

@@ -37,6 +37,7 @@ select
     build.quantizer,
     per_row.machine_id,
     machine.machine_kind,
+    machine.headline_label,
     per_row.hardware_id,
     hardware.name as hardware_name,
     per_row.grid_area,

@@ -28,6 +28,7 @@ select
     cast(recall.largest_context_recalled as bigint) as largest_context_recalled,
     recall.keyid,
     machine.machine_kind,
+    machine.headline_label,
     build.quant,
     build.quantizer,
     model.name as model_name,
