@@ -100,10 +100,6 @@ def test_site_builds_from_the_parquet_exports_too(offline_warehouse, tmp_path):
     assert (tmp_path / "out" / "models" / "llama-3.1-8b-instruct.html").is_file()
 
 
-@pytest.mark.xfail(reason="since the file-grain builds (issue 14) marts.fct_expected_speed is empty offline: LocalScore's "
-                          "model@quant builds have no weights, so fewer than expected_speed_min_fit_pairs measured pairs "
-                          "remain and no engine gets a fit; the site shows estimates again once the fit has pairs",
-                   strict=False)
 def test_model_without_measurements_shows_expected_speeds_as_estimates(built_site, site_only):
     con = duckdb.connect(str(site_only / "benchmarks.duckdb"), read_only=True)
     try:
