@@ -16,6 +16,9 @@ from ingest.bench.machine import CPU_ONLY
 from ingest.runs import dsse
 from ingest.runs.add import add_paths
 from ingest.runs.payload import payload_bytes
+from ingest.landing import Lander
+from ingest.raw_store import RawStore
+from ingest.source import load_sources
 from tests.conftest import SHARED_DATA
 from tests.dbt_helpers import dbt_build, query
 from tests.hostile.generate import good_payload
@@ -35,7 +38,7 @@ def build(tmp_path_factory):
     dsse.trust_key(home, base64.b64encode(dsse.public_key_of(key)).decode(), "alice")
     files = []
     for name, cpu in (("named-cpu.json", "AMD Ryzen 9 7950X 16-Core Processor"), ("nameless-cpu.json", None)):
-        machine = {"gpu": CPU_ONLY, "gpu_count": 0, "ram_gb": 64, "country": "DE"}
+        machine = {"gpu": CPU_ONLY, "ram_gb": 64, "country": "DE"}  # as benchwh bench writes it
         if cpu:
             machine["cpu"] = cpu
         doc = good_payload(machine=machine)
@@ -43,6 +46,9 @@ def build(tmp_path_factory):
         path.write_text(json.dumps(dsse.sign_payload(payload_bytes(doc), key)))
         files.append(path)
     real = [SHARED_DATA / "local_runs" / n for n in STRIX_HALO if (SHARED_DATA / "local_runs" / n).is_file()]
+    lander = Lander(home / "landing", RawStore(home / "raw"), log=lambda m: None)
+    for source in load_sources().values():  # every source's empty typed files: the project reads them all
+        lander.ensure_layout(source)
     results = add_paths(files + real, home)
     assert [r.status for r in results] == ["accepted"] * len(results), [r.line() for r in results]
     return len(real), dbt_build(home, work, SPEED_SELECT, "--indirect-selection", "cautious")
