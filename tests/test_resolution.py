@@ -24,7 +24,7 @@ from tests.conftest import SHARED_DATA
 from tests.dbt_helpers import dbt_build, query
 
 TSV = SHARED_DATA / "localscore" / "localscore_results_d893a.tsv"
-SPEED_SELECT = ["+fct_speed_measurements", "+dim_hardware", "+dim_model", "+dim_model_build",
+SPEED_SELECT = ["+fct_speed_measurements", "+dim_hardware", "+dim_model", "+dim_model_build", "+resolution_shares",
                 "+fct_speed_summary", "+unresolved_names"]
 
 
@@ -202,3 +202,17 @@ def test_unresolved_names_are_listed_with_counts_and_closest_match(real_build):
     # and nothing catalogued is listed
     catalogued = {r[0] for r in query(db, "select name from marts.dim_hardware where is_catalogued")}
     assert not any(raw in catalogued for kind, raw in listed if kind == "hardware")
+
+
+def test_resolution_report_shares_and_alias_lines(real_build):
+    rows, _, db = real_build
+    resolved = run_resolution(db)
+    [(n_runs, hardware_share, model_share)] = query(db, """
+        select n_runs, hardware_resolved_share, model_resolved_share from audit.resolution_shares where source = 'localscore'""")
+    assert n_runs == len(rows)
+    assert hardware_share == pytest.approx(sum(1 for r in resolved.values() if r[1]) / len(rows))
+    assert model_share == pytest.approx(sum(1 for r in resolved.values() if r[3]) / len(rows))
+    lines = dict(query(db, "select raw_name, alias_line from audit.unresolved_names where source = 'localscore'"))
+    closest = dict(query(db, "select raw_name, closest_match from audit.unresolved_names where source = 'localscore'"))
+    assert lines["Models"] == f'model_aliases.csv: "Models",{closest["Models"]},"localscore name"'
+    assert lines["C:\\LLM_MODELS\\mistralai"].startswith('model_aliases.csv: "C:\\LLM_MODELS\\mistralai",')
