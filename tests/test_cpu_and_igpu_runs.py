@@ -37,11 +37,14 @@ def build(tmp_path_factory):
     key = dsse.load_private_key(work / "k.pem")
     dsse.trust_key(home, base64.b64encode(dsse.public_key_of(key)).decode(), "alice")
     files = []
-    for name, cpu in (("named-cpu.json", "AMD Ryzen 9 7950X 16-Core Processor"), ("nameless-cpu.json", None)):
+    # models the catalogue does not know yet still get a display family
+    for name, cpu, model in (("named-cpu.json", "AMD Ryzen 9 7950X 16-Core Processor", "Granite 4.2 Micro"),
+                             ("nameless-cpu.json", None, "Bonsai 8B")):
         machine = {"gpu": CPU_ONLY, "ram_gb": 64, "country": "DE"}  # as benchwh bench writes it
         if cpu:
             machine["cpu"] = cpu
-        doc = good_payload(machine=machine)
+        doc = good_payload(machine=machine, model={"name": model, "file": model.replace(" ", "-") + "-Q4_K_M.gguf",
+                                                   "quant": "Q4_K_M"})
         path = work / name
         path.write_text(json.dumps(dsse.sign_payload(payload_bytes(doc), key)))
         files.append(path)
@@ -80,3 +83,11 @@ def test_real_strix_halo_outputs_resolve(build):
     assert got["Radeon 8060S Graphics"][:2] == ("amd-ryzen-ai-max-plus-395", True)
     assert got["AMD Radeon Graphics"][:2] == ("amd-radeon-graphics", True)
     assert not any(hid.startswith("unresolved:") for hid, *_ in got.values())
+
+
+def test_models_not_catalogued_yet_get_a_display_family(build):
+    _, db = build
+    got = dict(query(db, """
+        select d.name, d.family_display from marts.dim_model as d
+        where not d.is_catalogued and d.model_id in (select model_id from marts.fct_speed_measurements where source = 'runfile')"""))
+    assert got == {"Granite 4.2 Micro": "Granite", "Bonsai 8B": "Bonsai"}

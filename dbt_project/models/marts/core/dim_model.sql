@@ -11,7 +11,8 @@ provisional as (
     select
         model_id,
         coalesce(arg_max(coalesce(raw_model_name, model_file_name), n_runs), '(missing)') as name,
-        cast(null as varchar) as family,
+        -- the family word the normalised name starts with ("granite4.2 3b" -> granite), for display
+        nullif(regexp_extract(arg_max(normalised_key, n_runs), '^([a-z]+)', 1), '') as family,
         cast(null as double) as params_b,
         cast(null as varchar) as openrouter_id,
         cast(null as varchar) as hf_base_repo,
@@ -48,11 +49,23 @@ all_models as (
     select * from provisional
     union all
     select * from provisional_priced
+),
+
+-- a provisional model's family word met in the families seed ("gemma" of gemma3) prints as that family
+family_words as (
+    select regexp_extract(family, '^([a-z]+)', 1) as family_word, min(display_name) as display_name
+    from {{ ref('model_families') }}
+    group by 1
 )
 
 select
     all_models.*,
-    -- the family as a page prints it ("Llama", not llama3)
-    coalesce(families.display_name, all_models.family) as family_display
+    -- the family as a page prints it ("Llama", not llama3); a provisional model's own family word
+    -- capitalised ("Bonsai") when the seed does not know it
+    case
+        when all_models.is_catalogued then coalesce(families.display_name, all_models.family)
+        else coalesce(words.display_name, upper(left(all_models.family, 1)) || substr(all_models.family, 2))
+    end as family_display
 from all_models
 left join {{ ref('model_families') }} as families on families.family = all_models.family
+left join family_words as words on not all_models.is_catalogued and words.family_word = all_models.family
