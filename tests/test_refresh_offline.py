@@ -151,3 +151,15 @@ def test_status_reports_resolution_per_source_and_what_to_map(offline_home):
             assert u["alias_line"].startswith(f'{seed}: "{u["raw_name"]}",{u["closest_match"]},')
     text = run_benchwh(home, "status")
     assert text.returncode == 0 and "resolved" in text.stdout and "hardware" in text.stdout
+
+
+def test_publish_metadata_carries_the_resolution_report(offline_home):
+    import dagster as dg
+
+    home, _ = offline_home
+    instance = dg.DagsterInstance.from_config(str(home / "dagster"))
+    event = instance.get_latest_materialization_event(dg.AssetKey(["publish", "benchmarks_duckdb"]))
+    metadata = event.asset_materialization.metadata
+    shares = metadata["resolved_share_by_source"].value
+    assert {s["source"] for s in shares} >= {"localscore", "runfile"}
+    assert isinstance(metadata["top_unresolved_names"].value, list)
