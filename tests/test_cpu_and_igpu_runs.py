@@ -48,6 +48,13 @@ def build(tmp_path_factory):
         path = work / name
         path.write_text(json.dumps(dsse.sign_payload(payload_bytes(doc), key)))
         files.append(path)
+    # a fine-tune of a catalogued model, beside a run of the model itself, on one GPU
+    for name, model in (("base.json", "Llama 3.2 3B Instruct"), ("abliterated.json", "Llama-3.2-3B-Instruct-abliterated")):
+        doc = good_payload(model={"name": model, "file": model.replace(" ", "-") + "-Q4_K_M.gguf", "quant": "Q4_K_M"},
+                           **{f"samples.{i}.gen_tps": (50.0 if name == "base.json" else 500.0) for i in range(3)})
+        path = work / name
+        path.write_text(json.dumps(dsse.sign_payload(payload_bytes(doc), key)))
+        files.append(path)
     real = [SHARED_DATA / "local_runs" / n for n in STRIX_HALO if (SHARED_DATA / "local_runs" / n).is_file()]
     lander = Lander(home / "landing", RawStore(home / "raw"), log=lambda m: None)
     for source in load_sources().values():  # every source's empty typed files: the project reads them all
@@ -90,4 +97,18 @@ def test_models_not_catalogued_yet_get_a_display_family(build):
     got = dict(query(db, """
         select d.name, d.family_display from marts.dim_model as d
         where not d.is_catalogued and d.model_id in (select model_id from marts.fct_speed_measurements where source = 'runfile')"""))
-    assert got == {"Granite 4.2 Micro": "Granite", "Bonsai 8B": "Bonsai"}
+    assert got == {"Granite 4.2 Micro": "Granite", "Bonsai 8B": "Bonsai", "Llama-3.2-3B-Instruct-abliterated": "Llama"}
+
+
+def test_a_fine_tune_keeps_its_own_model_and_links_its_base(build):
+    _, db = build
+    [(model_id, base_model_id, catalogued)] = query(db, """
+        select model_id, base_model_id, is_catalogued from marts.dim_model where name = 'Llama-3.2-3B-Instruct-abliterated'""")
+    assert model_id != "llama-3.2-3b-instruct" and not catalogued
+    assert base_model_id == "llama-3.2-3b-instruct"
+    assert query(db, "select base_model_id from marts.dim_model where model_id = 'llama-3.2-3b-instruct'") == [(None,)]
+    # the base model's rows hold the base run only (50 tok/s), never the fine-tune's (500 tok/s)
+    base = query(db, """
+        select n_runs, gen_tps_median from marts.fct_speed_summary where model_id = 'llama-3.2-3b-instruct'""")
+    assert base == [(1, 50.0)]
+    assert query(db, f"select count(*) from marts.fct_speed_summary where model_id = '{model_id}'")[0][0] == 1
