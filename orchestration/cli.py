@@ -113,6 +113,7 @@ def cmd_status(args) -> int:
             "rows_quarantined": sum(sum(o.quarantined.values()) for o in outcomes),
             "payloads_rejected": sum(1 for o in outcomes if o.status != "landed"),
         }
+    report["resolution"] = resolution_report(config.published_path()) if version else None
     if args.json:
         print(json.dumps(report, indent=2))
         return 0 if check["ok"] else 1
@@ -131,6 +132,16 @@ def cmd_status(args) -> int:
     for name, s in report["sources"].items():
         print(f"{name:<14}{(s['last_fetch'] or '-'):<30}{s['payloads']:>9}{s['rows_landed']:>10}{s['rows_quarantined']:>13}"
               f"  {s['freshness_line']}")
+    resolution = report["resolution"]
+    if resolution:
+        print(f"{'resolved':<14}{'runs':>9}{'hardware':>10}{'model':>9}")
+        for r in resolution["shares"]:
+            print(f"{r['source']:<14}{r['n_runs']:>9}{r['hardware_resolved_share']:>10.1%}{r['model_resolved_share']:>9.1%}")
+        if resolution["top_unresolved"]:
+            print("top unresolved names (source, kind, runs, closest match, the alias line that would map it):")
+        for u in resolution["top_unresolved"]:
+            print(f"  {u['source']} {u['kind']} {u['raw_name']!r} x{u['occurrences']}: closest {u['closest_match'] or '-'}"
+                  f"; {u['alias_line'] or 'no close entry: add a catalogue row'}")
     return 0 if check["ok"] else 1
 
 
@@ -140,6 +151,32 @@ def published_demo_sources(manifest_path) -> list[str]:
         return list(json.loads(manifest_path.read_text()).get("demo_data") or [])
     except (OSError, ValueError):
         return []
+
+
+def resolution_report(published, top: int = 10) -> dict | None:
+    """Share of runs resolved per source and the most frequent unresolved names (audit schema)."""
+    import duckdb
+
+    try:
+        con = duckdb.connect(str(published), read_only=True)
+    except duckdb.Error:
+        return None
+    try:
+        def rows(sql: str) -> list[dict]:
+            cur = con.execute(sql)
+            names = [d[0] for d in cur.description]
+            return [dict(zip(names, r)) for r in cur.fetchall()]
+        return {
+            "shares": rows("select * from audit.resolution_shares order by source"),
+            "top_unresolved": rows(f"""
+                select source, kind, raw_name, occurrences, closest_match, alias_line
+                from audit.unresolved_names where kind in ('hardware', 'model', 'quant')
+                order by occurrences desc, source, kind, raw_name limit {int(top)}"""),
+        }
+    except duckdb.CatalogException:  # a warehouse published before the resolution report existed
+        return None
+    finally:
+        con.close()
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -50,10 +50,14 @@ def benchmarks_duckdb(context: dg.AssetExecutionContext) -> dg.MaterializeResult
         target = build_dir() / f"{context.run_id}-target"
         import shutil
         shutil.rmtree(target, ignore_errors=True)
+    from orchestration.cli import resolution_report  # the same report `benchwh status` prints
+    resolution = resolution_report(config.published_path()) or {"shares": [], "top_unresolved": []}
     return dg.MaterializeResult(metadata={
         "version": result["version"],
         "unchanged": bool(result.get("unchanged")),
         "tables": len(result["tables"]),
         "tables_exported": sum(1 for t in result["tables"] if t.split(".")[0] in EXPORTED_SCHEMAS),
         "rows": sum(t["rows"] for t in result["tables"].values()),
+        "resolved_share_by_source": dg.MetadataValue.json(resolution["shares"]),
+        "top_unresolved_names": dg.MetadataValue.json(resolution["top_unresolved"]),
     })

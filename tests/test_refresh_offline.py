@@ -123,3 +123,43 @@ def test_dbt_unit_tests_all_ran_in_the_ci_build(offline_home):
     assert declared > 0 and ran is not None
     assert int(ran.group(1)) == declared
     assert "ERROR=0" in log and not re.search(r"\bFAIL=[1-9]", log)
+
+
+def test_status_reports_resolution_per_source_and_what_to_map(offline_home):
+    """The resolution report (issue #15): shares resolved per speed source, the top unresolved
+    names with their closest match and the alias line that would map each."""
+    home, _ = offline_home
+    proc = run_benchwh(home, "status", "--json")
+    assert proc.returncode == 0, proc.stderr
+    resolution = json.loads(proc.stdout)["resolution"]
+    con = duckdb.connect(str(home / "benchmarks.duckdb"), read_only=True)
+    try:
+        expected = con.execute("""
+            select source, count(distinct source_run_id) from marts.fct_speed_measurements group by 1""").fetchall()
+        unresolved = con.execute("""
+            select count(*) from audit.unresolved_names where kind in ('hardware', 'model', 'quant')""").fetchone()[0]
+    finally:
+        con.close()
+    assert {(s["source"], s["n_runs"]) for s in resolution["shares"]} == set(expected)
+    assert all(0 <= s["hardware_resolved_share"] <= 1 and 0 <= s["model_resolved_share"] <= 1 for s in resolution["shares"])
+    top = resolution["top_unresolved"]
+    assert len(top) == min(10, unresolved)
+    assert [u["occurrences"] for u in top] == sorted((u["occurrences"] for u in top), reverse=True)
+    for u in top:
+        if u["closest_match"] and u["raw_name"] != "(missing)":
+            seed = {"hardware": "hardware_aliases.csv", "model": "model_aliases.csv", "quant": "quantization_aliases.csv"}[u["kind"]]
+            assert u["alias_line"].startswith(f'{seed}: "{u["raw_name"]}",{u["closest_match"]},')
+    text = run_benchwh(home, "status")
+    assert text.returncode == 0 and "resolved" in text.stdout and "hardware" in text.stdout
+
+
+def test_publish_metadata_carries_the_resolution_report(offline_home):
+    import dagster as dg
+
+    home, _ = offline_home
+    instance = dg.DagsterInstance.from_config(str(home / "dagster"))
+    event = instance.get_latest_materialization_event(dg.AssetKey(["publish", "benchmarks_duckdb"]))
+    metadata = event.asset_materialization.metadata
+    shares = metadata["resolved_share_by_source"].value
+    assert {s["source"] for s in shares} >= {"localscore", "runfile"}
+    assert isinstance(metadata["top_unresolved_names"].value, list)

@@ -99,3 +99,9 @@
         case when nullif(trim(cast({{ raw_expr }} as varchar)), '') is null then 'unknown'
              else 'raw-' || substr(md5(cast({{ raw_expr }} as varchar)), 1, 10) end)
 {%- endmacro %}
+
+
+{#- A run measured on the CPU alone: no GPU name, or what tools write instead of one ('CPU only' from benchwh bench). -#}
+{% macro is_cpu_only(expr) -%}
+    coalesce(lower(trim({{ expr }})) in ('cpu only', 'cpu', 'none', ''), true)
+{%- endmacro %}

@@ -51,7 +51,8 @@ class RunModel(pa.DataFrameModel):
     run_id: Series[int] = pa.Field(ge=1, description="LocalScore's benchmark run id")
     created_at: Series[pd.Timestamp] = pa.Field(ge=EARLIEST, description="Submission time, UTC (naive)")
     accelerator_id: Series[pd.Int64Dtype] = pa.Field(nullable=True, description="LocalScore's accelerator id")
-    accelerator_name: Series[str] = pa.Field(str_length={"min_value": 1}, description="Accelerator name as reported")
+    accelerator_name: Series[str] = pa.Field(str_length={"min_value": 1}, nullable=True,
+                                             description="Accelerator name as reported (some CPU runs have none)")
     accelerator_type: Series[str] = pa.Field(nullable=True, description="CPU or GPU")
     accelerator_memory_gb: Series[float] = pa.Field(ge=0, le=4096, nullable=True,
                                                     description="Accelerator memory as reported (GB, e.g. 23.59)")
@@ -204,7 +205,8 @@ def run_row(run: dict) -> dict:
         accel_id = run.get("accelerator_id")
     system = run.get("system") or {}
     runtime = run.get("runtime") or {}
-    if run.get("id") is None or model_name is None or accel_name is None:
+    # a CPU run without an accelerator name still lands: the build names it by its CPU
+    if run.get("id") is None or model_name is None or (accel_name is None and str(accel_type).upper() != "CPU"):
         raise KeyError("id, model name or accelerator name")
     return {
         "run_id": _int(run["id"]),

@@ -103,16 +103,30 @@ closest as (
     from (select distinct kind, normalised_key from unresolved where normalised_key is not null) as u
     inner join catalogue_keys as c on u.kind = c.kind
     group by all
+),
+
+listed as (
+    select
+        u.source,
+        u.kind,
+        coalesce(u.raw_name, '(missing)') as raw_name,
+        cast(sum(u.occurrences) as bigint) as occurrences,
+        any_value(c.closest_match) as closest_match,
+        max(c.closest_similarity) as closest_similarity
+    from unresolved as u
+    left join closest as c
+        on u.kind = c.kind and u.normalised_key = c.normalised_key
+    group by u.source, u.kind, coalesce(u.raw_name, '(missing)')
 )
 
+-- the seed line that maps the name onto its closest entry, to paste once checked (CSV-quoted)
 select
-    u.source,
-    u.kind,
-    coalesce(u.raw_name, '(missing)') as raw_name,
-    cast(sum(u.occurrences) as bigint) as occurrences,
-    any_value(c.closest_match) as closest_match,
-    max(c.closest_similarity) as closest_similarity
-from unresolved as u
-left join closest as c
-    on u.kind = c.kind and u.normalised_key = c.normalised_key
-group by u.source, u.kind, coalesce(u.raw_name, '(missing)')
+    *,
+    case
+        when raw_name = '(missing)' or closest_match is null or kind = 'openrouter_id' then null
+        else
+            case kind when 'hardware' then 'hardware_aliases.csv: ' when 'model' then 'model_aliases.csv: '
+                      else 'quantization_aliases.csv: ' end
+            || '"' || replace(raw_name, '"', '""') || '",' || closest_match || ',"' || source || ' name"'
+    end as alias_line
+from listed

@@ -18,8 +18,16 @@ joined as (
         runs.source_run_id,
         samples.test_index,
         samples.repetition_index,
-        runs.raw_hardware_name,
-        runs.gpu_memory_gb as hardware_memory_gb,
+        -- a CPU-only run ('CPU only' is what benchwh bench writes) is the CPU, with the machine's
+        -- RAM as its memory; a run naming no CPU either lands under the explicit 'Unknown CPU'
+        case
+            when {{ is_cpu_only('runs.raw_hardware_name') }} then coalesce(nullif(trim(runs.raw_cpu_name), ''), 'Unknown CPU')
+            else runs.raw_hardware_name
+        end as raw_hardware_name,
+        case
+            when {{ is_cpu_only('runs.raw_hardware_name') }} then runs.ram_gb
+            else runs.gpu_memory_gb
+        end as hardware_memory_gb,
         runs.raw_model_name,
         runs.raw_quant,
         runs.model_file_name,

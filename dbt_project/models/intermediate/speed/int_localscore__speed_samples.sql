@@ -22,8 +22,14 @@ joined as (
     select
         r.run_id,
         r.created_at,
-        r.accelerator_name,
-        r.accelerator_memory_gb,
+        -- a CPU run is the CPU: LocalScore leaves the accelerator nameless on some CPU runs, and
+        -- a run naming no CPU either lands under the explicit 'Unknown CPU' (its RAM as memory)
+        case
+            when nullif(trim(r.accelerator_name), '') is not null then r.accelerator_name
+            when upper(r.accelerator_type) = 'CPU' then coalesce(nullif(trim(r.cpu_name), ''), 'Unknown CPU')
+        end as accelerator_name,
+        coalesce(r.accelerator_memory_gb,
+                 case when upper(r.accelerator_type) = 'CPU' then r.ram_gb end) as accelerator_memory_gb,
         r.model_name,
         r.model_quant,
         r.runtime_name,

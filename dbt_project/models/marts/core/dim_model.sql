@@ -11,7 +11,8 @@ provisional as (
     select
         model_id,
         coalesce(arg_max(coalesce(raw_model_name, model_file_name), n_runs), '(missing)') as name,
-        cast(null as varchar) as family,
+        -- the family word the normalised name starts with ("granite4.2 3b" -> granite), for display
+        nullif(regexp_extract(arg_max(normalised_key, n_runs), '^([a-z]+)', 1), '') as family,
         cast(null as double) as params_b,
         cast(null as varchar) as openrouter_id,
         cast(null as varchar) as hf_base_repo,
@@ -48,11 +49,48 @@ all_models as (
     select * from provisional
     union all
     select * from provisional_priced
+),
+
+-- fine-tunes, merges and abliterations keep their own (provisional) id and link to the catalogue
+-- model their name derives from ("llama3.2 3b instruct abliterated" -> llama-3.2-3b-instruct)
+derived_from as (
+    select
+        p.model_id,
+        min(c.model_id) as base_model_id
+    from (
+        select
+            model_id,
+            trim(regexp_replace(arg_max(normalised_key, n_runs),
+                 '\b(abliterated|uncensored|heretic|merged?|finetuned?|fine tuned?|lora|dpo|orpo)\b', ' ', 'g'))
+                as stripped_key,
+            arg_max(normalised_key, n_runs) as normalised_key
+        from {{ ref('int_model_names_resolved') }}
+        where not is_catalogued
+        group by model_id
+    ) as p
+    inner join {{ ref('model_catalogue') }} as c
+        on regexp_replace(p.stripped_key, '\s+', ' ', 'g') in ({{ normalise_model_name('c.name') }}, {{ normalise_model_name('c.model_id') }})
+    where p.stripped_key <> p.normalised_key
+    group by p.model_id
+),
+
+-- a provisional model's family word met in the families seed ("gemma" of gemma3) prints as that family
+family_words as (
+    select regexp_extract(family, '^([a-z]+)', 1) as family_word, min(display_name) as display_name
+    from {{ ref('model_families') }}
+    group by 1
 )
 
 select
     all_models.*,
-    -- the family as a page prints it ("Llama", not llama3)
-    coalesce(families.display_name, all_models.family) as family_display
+    -- the family as a page prints it ("Llama", not llama3); a provisional model's own family word
+    -- capitalised ("Bonsai") when the seed does not know it
+    case
+        when all_models.is_catalogued then coalesce(families.display_name, all_models.family)
+        else coalesce(words.display_name, upper(left(all_models.family, 1)) || substr(all_models.family, 2))
+    end as family_display,
+    derived_from.base_model_id
 from all_models
 left join {{ ref('model_families') }} as families on families.family = all_models.family
+left join family_words as words on not all_models.is_catalogued and words.family_word = all_models.family
+left join derived_from on derived_from.model_id = all_models.model_id
