@@ -157,7 +157,8 @@ class RawStore:
     def remove_entries(self, source: str, drop) -> int:
         """Rewrite the manifest without the entries `drop(entry)` selects; delete blobs left unused.
 
-        Only for demo data (ingest/demo.py): the raw store is otherwise append-only.
+        Only for demo data (ingest/demo.py) and pruning rejected junk within its budget
+        (ingest/runs/add.py): the raw store is otherwise append-only.
         """
         entries = self.entries(source)
         kept = [e for e in entries if not drop(e)]
@@ -168,7 +169,9 @@ class RawStore:
         tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
         tmp.write_text("".join(json.dumps(asdict(e), sort_keys=True) + "\n" for e in kept), encoding="utf-8")
         os.replace(tmp, path)
-        still_used = {e.path for e in kept}
+        # blobs that lines of an open batch (not yet in the manifest file) point to stay too
+        pending = {json.loads(line)["path"] for line in (self._pending_lines or {}).get(source, [])}
+        still_used = {e.path for e in kept} | pending
         for gone in {e.path for e in entries} - still_used:
             (self.root / gone).unlink(missing_ok=True)
         self._blob_index.pop(source, None)

@@ -45,18 +45,32 @@ def test_control_characters_and_bidi_marks_refused_in_every_format(bad):
 
 
 def test_rejected_junk_kept_in_raw_within_its_budget(home, tmp_path, monkeypatch):
-    """The probe's zip of junk added 100 MB to raw/: rejected bytes are now kept within a budget."""
+    """The probe's zip of junk added 100 MB to raw/: rejected bytes are now kept within a budget,
+    the newest kept and the oldest pruned, and raw stays whole (every line has its blob)."""
+    from ingest.integrity import check_home
+    from ingest.raw_store import RawStore
     from ingest.runs.add import REJECTED_KEEP_FILE_BYTES, add_paths
 
     monkeypatch.setenv("BENCHWH_REJECTED_RAW_MB", "0.2")
-    junk = tmp_path / "junk"
-    junk.mkdir()
-    for i in range(40):
-        (junk / f"j{i:02d}.txt").write_text(f"junk {i} " + "not a benchmark output " * 400)  # ~9 KB each
-    (junk / "big.txt").write_text("x" * (REJECTED_KEEP_FILE_BYTES + 1))
-    results = add_paths([junk], home)
-    assert len(results) == 41 and all(r.status == "rejected" for r in results)
-    kept = sum(p.stat().st_size for p in (home / "raw" / "runs").rglob("*.json"))
-    assert 0 < kept <= 200_000  # some rejections kept (their quarantine rows rebuild from raw), not all
-    results = add_paths([junk], home)  # a second drop adds nothing: the budget is spent
-    assert sum(p.stat().st_size for p in (home / "raw" / "runs").rglob("*.json")) == kept
+
+    def raw_bytes() -> int:
+        return sum(p.stat().st_size for p in (home / "raw" / "runs").rglob("*.json"))
+
+    def kept_names() -> set[str]:
+        return {e.url.rsplit("/", 1)[-1] for e in RawStore(home / "raw").entries("runs")}
+
+    for batch in ("a", "b"):  # two drops of junk, one after the other
+        junk = tmp_path / f"junk-{batch}"
+        junk.mkdir()
+        for i in range(30):
+            (junk / f"{batch}{i:02d}.txt").write_text(f"junk {batch} {i} " + "not a benchmark output " * 400)  # ~9 KB
+        (junk / f"{batch}-big.txt").write_text("x" * (REJECTED_KEEP_FILE_BYTES + 1))
+        results = add_paths([junk], home)
+        assert len(results) == 31 and all(r.status == "rejected" for r in results)  # every one reported
+        assert 0 < raw_bytes() <= 200_000
+    names = kept_names()
+    assert names and all(n.startswith("b") for n in names)  # the newer drop kept, the older one pruned
+    assert not any(n.endswith("-big.txt") for n in names)  # above a file's share: reported, not kept
+    assert check_home(home, ["runs"]) == []  # pruning took lines and blobs together
+    add_paths([tmp_path / "junk-a"], home)  # the older drop again: still within the budget
+    assert 0 < raw_bytes() <= 200_000 and check_home(home, ["runs"]) == []

@@ -195,20 +195,34 @@ def receive(items: list[Received], home: Path, flags: dict | None = None,
 class RejectedBudget:
     """Rejected files are kept in raw/ (their quarantine rows are rebuilt from it), but within
     bounds: at most REJECTED_KEEP_FILE_BYTES each and REJECTED_KEEP_TOTAL_BYTES in all (env
-    BENCHWH_REJECTED_RAW_MB); past that a rejection is still reported, its bytes are not kept."""
+    BENCHWH_REJECTED_RAW_MB). A new rejection that does not fit prunes the oldest kept ones
+    (their raw bytes and manifest lines; their quarantine rows stay until landing is rebuilt);
+    one larger than a file's share is reported, its bytes not kept."""
 
     def __init__(self, store: RawStore, lander: Lander):
-        import os
-
-        total = float(os.environ.get("BENCHWH_REJECTED_RAW_MB") or REJECTED_KEEP_TOTAL_BYTES / 1e6) * 1e6
+        self.store = store
+        self.total = float(os.environ.get("BENCHWH_REJECTED_RAW_MB") or REJECTED_KEEP_TOTAL_BYTES / 1e6) * 1e6
         rejected = {o.sha256 for o in lander.outcomes(SOURCE) if o.status == "rejected"}
-        used = sum(e.bytes for e in store.payloads(SOURCE) if e.sha256 in rejected)
-        self.left = total - used
+        self.kept = sorted((e for e in store.payloads(SOURCE) if e.sha256 in rejected),
+                           key=lambda e: (e.fetched_at, e.sha256))  # oldest first
+        self.used = sum(e.bytes for e in self.kept)
+        self.pruned = 0
 
     def take(self, size: int) -> bool:
-        if size > REJECTED_KEEP_FILE_BYTES or size > self.left:
+        if size > REJECTED_KEEP_FILE_BYTES or size > self.total:
             return False
-        self.left -= size
+        # only what earlier calls kept can be pruned: this batch's own lines are not written yet
+        room = self.total - self.used + sum(e.bytes for e in self.kept)
+        if size > room:
+            return False
+        oldest: set[str] = set()
+        while self.used + size > self.total:
+            entry = self.kept.pop(0)
+            oldest.add(entry.sha256)
+            self.used -= entry.bytes
+        if oldest:
+            self.pruned += self.store.remove_entries(SOURCE, lambda e: e.sha256 in oldest)
+        self.used += size
         return True
 
 
