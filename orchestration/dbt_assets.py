@@ -79,23 +79,32 @@ def first_dbt_failure(target: os.PathLike) -> str:
     return "dbt build failed (no failing node recorded)"
 
 
-def refuse_partial_build(context: dg.AssetExecutionContext) -> None:
-    """A run that selects only some dbt models is refused before dbt starts, with the reason.
+PUBLISH_KEY = dg.AssetKey(["publish", "benchmarks_duckdb"])
 
-    Each run builds a NEW DuckDB file from landing (DESIGN §1): a model materialized alone
-    would find none of its upstream tables there ("Table ... does not exist") and leave a
-    half-built file behind. Materialize the whole graph instead.
-    """
-    selected = set(context.selected_asset_keys)
+
+def partial_selection_reason(selected: set[dg.AssetKey]) -> str | None:
+    """Why a selection of assets cannot run, or None: each run builds a NEW DuckDB file from landing
+    (DESIGN §1), so a model materialized alone finds none of its upstream tables there ("Table ...
+    does not exist") and leaves a half-built file behind, and publish needs that run's build."""
     wanted = set(dbt_build.keys)
-    if selected >= wanted:
-        return
     picked = sorted("/".join(k.path) for k in selected & wanted)
-    shown = ", ".join(picked[:3]) + (f" and {len(picked) - 3} more" if len(picked) > 3 else "")
-    raise dg.Failure(description=(
-        f"refused: {shown} cannot be built alone ({len(picked)} of {len(wanted)} dbt assets selected): every "
-        "run builds a new DuckDB file from landing, so a model built without its upstream models finds no "
-        "tables. Launch the `refresh` job (live) or `refresh_offline` (recordings), or \"Materialize all\"."))
+    if picked and len(picked) < len(wanted):
+        shown = ", ".join(picked[:3]) + (f" and {len(picked) - 3} more" if len(picked) > 3 else "")
+        return (f"refused: {shown} cannot be built alone ({len(picked)} of {len(wanted)} dbt assets selected): every "
+                "run builds a new DuckDB file from landing, so a model built without its upstream models finds no "
+                "tables. Launch the `refresh` job (live) or `refresh_offline` (recordings), or \"Materialize all\".")
+    if PUBLISH_KEY in selected and not picked:
+        return ("refused: publish alone has nothing to publish: it publishes the build file of its own run. "
+                "Launch the `refresh` job (live) or `refresh_offline` (recordings), or \"Materialize all\".")
+    return None
+
+
+def refuse_partial_build(context: dg.AssetExecutionContext) -> None:
+    """A run that selects only some dbt models is refused before dbt starts, with the reason (runs
+    launched from the UI are refused earlier still, by the run coordinator: orchestration/instance.py)."""
+    reason = partial_selection_reason(set(context.selected_asset_keys))
+    if reason and "dbt assets selected" in reason:
+        raise dg.Failure(description=reason)
 
 
 def node_count() -> int:

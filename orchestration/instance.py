@@ -9,8 +9,8 @@ from ingest import config
 DAGSTER_YAML = """\
 # Written by benchwh: refresh runs are serialised (one publish at a time).
 run_coordinator:
-  module: dagster.core.run_coordinator
-  class: QueuedRunCoordinator
+  module: orchestration.run_coordinator
+  class: GuardedRunCoordinator
   config:
     tag_concurrency_limits:
       - key: "benchwh/serial"
@@ -33,7 +33,9 @@ def ensure_dagster_home() -> Path:
     home = dagster_home()
     home.mkdir(parents=True, exist_ok=True)
     yaml = home / "dagster.yaml"
-    if not yaml.exists():
+    # ours is rewritten when it changes; a dagster.yaml someone wrote by hand is left alone
+    if not yaml.exists() or (yaml.read_text().startswith("# Written by benchwh") and yaml.read_text() != DAGSTER_YAML):
         yaml.write_text(DAGSTER_YAML)
     os.environ["DAGSTER_HOME"] = str(home)
     return home
+

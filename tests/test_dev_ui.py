@@ -57,6 +57,12 @@ query ($path: [String!]!, $check: String!) {
 }"""
 
 
+LAUNCH = """mutation($p: ExecutionParams!) { launchRun(executionParams: $p) {
+    __typename ... on LaunchRunSuccess { run { runId } } ... on PythonError { message } } }"""
+RUN_EVENTS = """query($id: ID!) { runOrError(runId: $id) { ... on Run { status
+    eventConnection { events { __typename ... on MessageEvent { message } } } } } }"""
+
+
 def test_cli_refresh_shows_in_the_dev_ui_and_ctrl_c_stops_it(warehouse_copy):
     home = warehouse_copy
     port = free_port()
@@ -84,6 +90,19 @@ def test_cli_refresh_shows_in_the_dev_ui_and_ctrl_c_stops_it(warehouse_copy):
         assert {"runId": run_id, "status": "SUCCESS"} in runs["runsOrError"]["results"]
         checks = graphql(url, CHECKS, {"path": ["landing", "openrouter", "models"], "check": "freshness"})
         assert checks["assetCheckExecutions"][0]["runId"] == run_id
+
+        # what the UI offers but cannot work is refused before it starts: failed with the reason, no step run
+        for selection, reason in (([["marts", "fct_speed_summary"]], "refused: marts/fct_speed_summary cannot be built alone"),
+                                  ([["publish", "benchmarks_duckdb"]], "refused: publish alone has nothing to publish")):
+            launched = graphql(url, LAUNCH, {"p": {"mode": "default", "selector": {
+                "repositoryLocationName": "orchestration.definitions", "repositoryName": "__repository__",
+                "jobName": "__ASSET_JOB", "assetSelection": [{"path": p} for p in selection]}}})["launchRun"]
+            assert launched["__typename"] == "LaunchRunSuccess", launched
+            run = graphql(url, RUN_EVENTS, {"id": launched["run"]["runId"]})["runOrError"]
+            assert run["status"] == "FAILURE"
+            kinds = [e["__typename"] for e in run["eventConnection"]["events"]]
+            assert "ExecutionStepStartEvent" not in kinds and "RunStartEvent" not in kinds
+            assert any(e.get("message", "").startswith(reason) for e in run["eventConnection"]["events"])
     finally:
         os.kill(proc.pid, signal.SIGINT)  # what Ctrl-C sends
         try:

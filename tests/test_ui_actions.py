@@ -37,6 +37,16 @@ def test_publishing_without_a_build_is_refused_with_the_reason(home):
     assert not (home / "benchmarks.duckdb").exists()
 
 
+def test_partial_selections_are_named_for_the_run_coordinator():
+    from orchestration.dbt_assets import dbt_build, partial_selection_reason
+
+    assert partial_selection_reason({SUMMARY}).startswith("refused: marts/fct_speed_summary cannot be built alone")
+    assert partial_selection_reason({PUBLISH}).startswith("refused: publish alone has nothing to publish")
+    everything = set(dbt_build.keys) | {PUBLISH}
+    assert partial_selection_reason(everything) is None
+    assert partial_selection_reason({dg.AssetKey(["landing", "grid", "intensities"])}) is None  # landing alone works
+
+
 def test_offline_is_a_job_to_launch_not_a_hidden_tag():
     offline = defs.resolve_job_def("refresh_offline")
     live = defs.resolve_job_def("refresh")
