@@ -50,6 +50,9 @@ def benchmarks_duckdb(context: dg.AssetExecutionContext) -> dg.MaterializeResult
         target = build_dir() / f"{context.run_id}-target"
         import shutil
         shutil.rmtree(target, ignore_errors=True)
+    from orchestration.sensors import complete_inbox_reports
+
+    complete_inbox_reports(config.published_path(), log=progress)
     from orchestration.cli import resolution_report  # the same report `benchwh status` prints
     resolution = resolution_report(config.published_path()) or {"shares": [], "top_unresolved": []}
     return dg.MaterializeResult(metadata={

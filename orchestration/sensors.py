@@ -96,11 +96,51 @@ def _write_reason(target: Path, text: str) -> None:
 
 
 def write_report(target: Path, results: list) -> None:
-    """`<name>.report` beside a processed file: what `runs add` prints for it (trust, samples)."""
+    """`<name>.report` beside a processed file: what `runs add` prints for it (trust, samples).
+    The publish that follows appends where its runs went (complete_inbox_reports)."""
     lines = [r.line() for r in results]
-    lines.append("names that did not resolve are listed, after the next publish, in audit.unresolved_names "
-                 "(or run `benchwh runs add` on the file for the full report)")
+    lines.append("after the next publish: names that did not resolve and whether the runs reach the site tables")
     _write_beside(target, ".report", "\n".join(lines) + "\n")
+    accepted = [{"name": r.name, "runs": list(r.runs)} for r in results if r.status == "accepted" and r.runs]
+    if accepted:
+        marker = safe_inbox_folder(inbox_dir() / PENDING_REPORTS) / (target.name + ".json")
+        fd = os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(json.dumps({"report": target.name + ".report", "accepted": accepted}))
+
+
+PENDING_REPORTS = ".reports-pending"  # inbox/<this>/<file>.json: reports the next publish completes
+
+
+def complete_inbox_reports(published: Path, log=print) -> int:
+    """After a publish: append to each processed file's report what `runs add` says after its
+    rebuild (unresolved names with the alias line that maps them, in the site tables or why not)."""
+    from types import SimpleNamespace
+
+    from orchestration.runs_cli import where_runs_went
+
+    pending, processed = inbox_dir() / PENDING_REPORTS, inbox_dir() / "processed"
+    try:
+        if not pending.is_dir():
+            return 0
+        safe_inbox_folder(pending), safe_inbox_folder(processed)
+    except InboxUnsafe as exc:
+        log(f"inbox: {exc}")
+        return 0
+    done = 0
+    for marker in sorted(pending.glob("*.json")):
+        try:
+            doc = json.loads(marker.read_text(encoding="utf-8"))
+            report = processed / Path(doc["report"]).name
+            lines = where_runs_went([SimpleNamespace(**r) for r in doc["accepted"]], published)
+            fd = os.open(report, os.O_WRONLY | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0))
+            with os.fdopen(fd, "a", encoding="utf-8") as fh:
+                fh.write("".join(line + "\n" for line in lines))
+            marker.unlink()
+            done += 1
+        except (OSError, ValueError, TypeError, KeyError) as exc:
+            log(f"inbox: cannot complete the report of {marker.stem}: {exc}")
+    return done
 
 
 def process_inbox(cursor: str | None, log=print) -> tuple[list, str, bool]:

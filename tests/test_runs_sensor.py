@@ -129,6 +129,10 @@ def test_sensor_end_to_end_publishes_exactly_one_new_run(home, key):
                                "from marts.fct_speed_summary where test_profile = 'gen-1k'")
     assert summary == [(1, 10, median, low, high)]
     assert _published(home, "select contributor_name from marts.dim_contributor") == [("alice",)]
+    # the inbox report, completed by the publish: where each file's runs went
+    text = (home / "inbox" / "processed" / "a-good.json.report").read_text()
+    assert "a-good.json: in the site tables" in text, text
+    assert not list((home / "inbox" / ".reports-pending").iterdir())
 
 
 def test_cursor_keeps_a_file_that_could_not_be_moved_from_being_processed_twice(home, key, monkeypatch):
