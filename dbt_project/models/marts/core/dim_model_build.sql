@@ -4,15 +4,7 @@
 -- the one a run reported for the file, else the Hub's (split parts summed); the quantizer is
 -- the packager, the repository's owner.
 with catalogue_repos as (
-    select
-        model_id,
-        trim(unnest(repos)) as repo,
-        unnest(generate_series(1, len(repos))) as repo_position
-    from (
-        select model_id, string_split(hf_gguf_repos, ';') as repos
-        from {{ ref('model_catalogue') }}
-        where hf_gguf_repos is not null
-    )
+    select model_id, repo, repo_position from {{ ref('int_catalogue_gguf_repos_split') }}
 ),
 
 quant_names as (
