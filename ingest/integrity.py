@@ -10,8 +10,8 @@ import json
 import os
 from pathlib import Path
 
-from ingest.landing import Lander, file_sha256
-from ingest.raw_store import RawStore
+from ingest.landing import Lander
+from ingest.raw_store import RawStore, file_sha256
 
 
 def landing_problems(landing: Path, store: RawStore, source: str) -> list[str]:

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 import pandera.errors
 
-from ingest.raw_store import RawEntry, RawStore, parse_iso
+from ingest.raw_store import RawEntry, RawStore, file_sha256, parse_iso
 from ingest.source import PayloadRejected, Source, SourceFailed
 
 QUARANTINE_COLUMNS = {
@@ -64,16 +64,6 @@ def volume_min_share(source: Source) -> float:
     (0 turns the rule off for that source)."""
     value = os.environ.get(f"BENCHWH_{source.name.upper()}_VOLUME_MIN_SHARE")
     return float(value) if value not in (None, "") else float(getattr(source, "volume_min_share", 0.5))
-
-
-def file_sha256(path: Path) -> str:
-    import hashlib
-
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 @dataclass

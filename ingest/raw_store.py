@@ -36,6 +36,15 @@ def sha256_hex(body: bytes) -> str:
     return hashlib.sha256(body).hexdigest()
 
 
+def file_sha256(path: Path) -> str:
+    """sha256 of a file, read in 1 MiB chunks (landing files, published and history copies)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
 def utc_iso(ts: datetime | None = None) -> str:
     ts = ts or datetime.now(timezone.utc)
     if ts.tzinfo is None:

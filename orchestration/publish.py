@@ -18,8 +18,8 @@ from typing import Callable, Iterator
 import duckdb
 
 from ingest import config
-from orchestration.verify import (DamagedFile, copy_verified, disk_error, fault, index_path, load_index, pid_alive,
-                                  record_in_index, write_atomically)
+from orchestration.verify import (DamagedFile, copy_verified, disk_error, fault, fsync_dir, index_path, load_index,
+                                  pid_alive, record_in_index, write_atomically)
 
 PUBLISHED_SCHEMAS = ("marts", "site", "audit")
 EXPORTED_SCHEMAS = ("marts", "site")  # audit stays in the file only
@@ -147,7 +147,7 @@ def publish(build_file: Path, sources_meta: dict, log: Callable[[str], None], if
         prune_history()
         fault("publish-before-replace")
         os.replace(build_file, published)
-        _fsync_dir(published.parent)
+        fsync_dir(published.parent)
         write_exports(published, inventory, new, sources_meta, changes)
     exported = sum(1 for t in inventory if t.split(".")[0] in EXPORTED_SCHEMAS)
     log(f"published {new['version']}: {len(inventory)} tables in the file, {exported} exported as Parquet")
@@ -168,14 +168,6 @@ def _keep_in_history(build_file: Path, version: str) -> str:
     except OSError as exc:
         raise PublishError(str(disk_error(exc, history_dir()))) from None
     return digest
-
-
-def _fsync_dir(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def prune_history(keep: int = HISTORY_KEEP) -> None:

@@ -20,6 +20,7 @@ from typing import Callable
 import duckdb
 
 from ingest import config
+from ingest.raw_store import file_sha256
 
 # temporary names this project writes: `<name>.tmp<pid>` and `.rollback-<version>.tmp<pid>`
 _TMP_PID = re.compile(r"\.tmp(\d+)$")
@@ -27,14 +28,6 @@ _TMP_PID = re.compile(r"\.tmp(\d+)$")
 
 class DamagedFile(Exception):
     """A file that should be a complete warehouse is not. The message names the file."""
-
-
-def file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def read_all_tables(path: Path) -> int:
