@@ -122,7 +122,7 @@ class Source:
     max_body_bytes: ClassVar[int] = 64 * 1024 * 1024
     redirect_hosts: ClassVar[tuple[str, ...]] = ()
     # Snapshot sources: a new snapshot needs this share of the median of the last good landings
-    # (ingest.landing.volume_reference); env BENCHWH_<NAME>_VOLUME_MIN_SHARE overrides, 0 = off.
+    # (ingest.landing.rules); env BENCHWH_<NAME>_VOLUME_MIN_SHARE overrides, 0 = off.
     volume_min_share: ClassVar[float] = 0.5
 
     def base_url(self) -> str:

@@ -7,10 +7,10 @@ the latest landing of every source.
 """
 
 import dagster as dg
-import duckdb
 
 from ingest import config, demo, freshness
-from ingest.landing import Lander, PayloadOutcome, volume_min_share, volume_reference
+from ingest.landing import QUARANTINE_SHARE_LIMIT, Lander, PayloadOutcome, landed_values_reader, volume_short
+from ingest.landing.rules import volume_rule_text
 from ingest.raw_store import RawStore, parse_iso
 from ingest.replay import has_recording, newest_recording_time, replay_into_store
 from ingest.source import FetchContext, Source, SourceFailed, load_sources
@@ -18,7 +18,6 @@ from orchestration.progress import count, landing_log, progress
 
 SOURCES_TAG = "benchwh/sources"
 OFFLINE_TAG = "benchwh/offline"
-QUARANTINE_SHARE_LIMIT = 0.05
 
 
 def landing_key(source: str, entity: str) -> dg.AssetKey:
@@ -33,18 +32,6 @@ def selected_for_fetch(tags: dict, source: Source) -> bool:
         # offline, every bundled recording is replayed, also those of file-fed sources
         return source.scheduled or (tags.get(OFFLINE_TAG) == "1" and has_recording(source.name))
     return source.name in {s.strip() for s in wanted.split(",")}
-
-
-def landed_values_reader(source: str):
-    def read(entity: str, column: str) -> set:
-        glob = str(config.landing_dir() / source / entity / "*.parquet").replace("'", "''")
-        con = duckdb.connect()
-        try:
-            rows = con.execute(f'SELECT DISTINCT "{column}" FROM read_parquet(\'{glob}\', union_by_name=true)').fetchall()
-        finally:
-            con.close()
-        return {r[0] for r in rows if r[0] is not None}
-    return read
 
 
 def fetch_source(source: Source, store: RawStore, offline: bool) -> int:
@@ -64,7 +51,7 @@ def fetch_source_entries(source: Source, store: RawStore, offline: bool) -> list
     ctx = FetchContext(
         source=source.name, base_url=source.base_url(),
         client=PoliteClient(log=progress), store=store, parser_version=source.parser_version,
-        log=progress, landed_values=landed_values_reader(source.name),
+        log=progress, landed_values=landed_values_reader(config.landing_dir, source.name),
         max_body_bytes=source.max_body_bytes, redirect_hosts=tuple(source.redirect_hosts),
         on_fetch=lambda n: count(f"{source.name}: fetching", n, None, "responses"),
     )
@@ -125,8 +112,9 @@ def check_results(source: Source, outcomes: list[PayloadOutcome], store: RawStor
         previous = [o.landed.get(ent.name, 0) for o in history]
         if source.kind == "snapshot" and len(previous) >= 2:
             # the same robust rule as landing: the median of the last good landings before it
-            latest, before = previous[-1], volume_reference(previous[:-1])
-            volume_ok = latest >= volume_min_share(source) * before
+            latest = previous[-1]
+            short, before = volume_short(source, latest, previous[:-1])
+            volume_ok = not short
             volume_desc = f"latest landing {latest} rows, median of the previous ones {before}"
         else:
             volume_ok = True
@@ -170,8 +158,8 @@ def build_landing_asset(source: Source) -> dg.AssetsDefinition:
         dg.AssetCheckSpec(name, asset=landing_key(source.name, ent.name), blocking=True, description=desc)
         for ent in source.entities
         for name, desc in (
-            ("volume", "a snapshot has at least half the rows of the previous one"),
-            ("quarantine_share", "at most 5% of new records quarantined"),
+            ("volume", f"a snapshot has at least {volume_rule_text()} the rows of the previous one"),
+            ("quarantine_share", f"at most {QUARANTINE_SHARE_LIMIT:.0%} of new records quarantined"),
             ("freshness", "the last good fetch is within the source's declared freshness"),
         )
     ]

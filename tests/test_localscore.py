@@ -10,10 +10,10 @@ import pytest
 import requests
 
 from ingest.http import PoliteClient
-from ingest.landing import Lander, PayloadOutcome
+from ingest.landing import Lander, PayloadOutcome, landed_values_reader
 from ingest.raw_store import RawEntry, RawStore
 from ingest.source import FetchContext, PayloadRejected, SourceFailed
-from ingest.sources.localscore import LocalScoreSource, parse_test_name, read_landed_values, utc_naive
+from ingest.sources.localscore import LocalScoreSource, parse_test_name, utc_naive
 from tests.localscore_server import FakeLocalScore, load_sqlite_runs, render_result_page, synthetic_runs
 
 
@@ -33,7 +33,7 @@ class Warehouse:
         client = PoliteClient(max_rps=1000, retries=1, backoff_base=0.01, backoff_max=0.02)
         ctx = FetchContext(source="localscore", base_url=site.url, client=client,
                            store=self.store, parser_version=self.source.parser_version,
-                           log=lambda msg: None, landed_values=read_landed_values(self.landing))
+                           log=lambda msg: None, landed_values=landed_values_reader(self.landing, "localscore"))
         self.source.fetch(ctx)
         return ctx
 

@@ -22,23 +22,21 @@ from __future__ import annotations
 import json
 import re
 from datetime import datetime, timezone
-from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Iterable
 from urllib.parse import urlsplit
 
-import duckdb
 import pandas as pd
 import pandera.pandas as pa
 from bs4 import BeautifulSoup
 from pandera.typing import Series
 
 from ingest.http import FetchError
+from ingest.landing.rules import QUARANTINE_SHARE_LIMIT
 from ingest.raw_store import RawEntry
 from ingest.source import Entity, FetchContext, PayloadRejected, Source, SourceFailed
 
 PAGE_LIMIT = 100  # the API's maximum page size; every bounded page but the last is full
 MAX_PAGES = 10_000  # a guard against a server that never runs out of pages
-REJECTED_SHARE_LIMIT = 0.05  # more rejected result pages than this fails the source
 TEST_NAME = re.compile(r"^(?:pp(?P<pp>\d+))?\+?(?:tg(?P<tg>\d+))?$")
 EARLIEST = pd.Timestamp("2020-01-01")  # LocalScore launched in 2025; older stamps are broken
 
@@ -279,23 +277,6 @@ def is_api_page(url: str) -> bool:
     return urlsplit(url).path.rstrip("/").endswith("/api/results")
 
 
-def read_landed_values(landing_root: Path, source: str = "localscore") -> Callable[[str, str], set]:
-    """A FetchContext.landed_values reading landing/<source>/<entity>/*.parquet with DuckDB."""
-    def read(entity: str, column: str) -> set:
-        folder = Path(landing_root) / source / entity
-        if not any(folder.glob("*.parquet")):
-            return set()
-        glob = str(folder / "*.parquet").replace("'", "''")
-        con = duckdb.connect()
-        try:
-            rows = con.execute(
-                f'SELECT DISTINCT "{column}" FROM read_parquet(\'{glob}\', union_by_name=true)').fetchall()
-        finally:
-            con.close()
-        return {r[0] for r in rows if r[0] is not None}
-    return read
-
-
 # ---- the source ----------------------------------------------------------------------------
 
 class LocalScoreSource(Source):
@@ -374,9 +355,9 @@ class LocalScoreSource(Source):
         if failed:
             share = len(failed) / len(new_ids)
             ctx.log(f"localscore: {len(failed)} result page(s) failed to fetch, e.g. {failed[0]}")
-            if share > REJECTED_SHARE_LIMIT:
+            if share > QUARANTINE_SHARE_LIMIT:
                 raise SourceFailed(f"localscore: {len(failed)} of {len(new_ids)} result pages failed to fetch "
-                                   f"({share:.0%} > {REJECTED_SHARE_LIMIT:.0%}), e.g. {failed[0]}")
+                                   f"({share:.0%} > {QUARANTINE_SHARE_LIMIT:.0%}), e.g. {failed[0]}")
 
     @staticmethod
     def _page_ids(body: bytes, url: str) -> list[str]:
@@ -469,11 +450,11 @@ class LocalScoreSource(Source):
             return
         rejected = [o for o in pages if o.status != "landed"]
         share = len(rejected) / len(pages)
-        if share > REJECTED_SHARE_LIMIT:
+        if share > QUARANTINE_SHARE_LIMIT:
             reasons = sorted({o.reason or o.status for o in rejected})
             raise SourceFailed(
                 f"localscore: {len(rejected)} of {len(pages)} new result pages rejected "
-                f"({share:.0%} > {REJECTED_SHARE_LIMIT:.0%}), e.g. {reasons[0]}"
+                f"({share:.0%} > {QUARANTINE_SHARE_LIMIT:.0%}), e.g. {reasons[0]}"
             )
 
 
