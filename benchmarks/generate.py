@@ -36,9 +36,9 @@ from pathlib import Path
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from ingest.raw_store import RawStore
-from ingest.runs import dsse
-from ingest.runs.intake import make_intake
-from ingest.runs.payload import SCHEMA, payload_bytes
+from ingest.sources.runs import dsse
+from ingest.sources.runs.intake import make_intake
+from ingest.sources.runs.payload import SCHEMA, payload_bytes
 
 END = datetime(2026, 11, 1, 0, 0, 0)  # the newest generated input; incremental files come after
 LOCALSCORE = "https://www.localscore.ai"

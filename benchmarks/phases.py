@@ -44,7 +44,7 @@ def land(home: Path) -> dict:
 
 
 def add(home: Path, incoming: Path) -> dict:
-    from ingest.runs.add import add_paths, summary
+    from ingest.sources.runs.add import add_paths, summary
 
     paths = sorted(incoming.glob("*.json"))
     results = add_paths(paths, home)

@@ -8,7 +8,7 @@ In one process tree and one run:
   dbt_full          the real dbt project, `dbt build` with the env, vars and flags the orchestration
                     uses (unit tests skipped unless BENCHWH_DBT_UNIT_TESTS=1, as there)
   floor             benchmarks/floor.sql: fct_speed_summary by one hand-written DuckDB script
-  add_incremental   new signed run files through `benchwh runs add` (ingest.runs.add.add_paths)
+  add_incremental   new signed run files through `benchwh runs add` (ingest.sources.runs.add.add_paths)
   dbt_incremental   the same dbt build again, into a new file
 Each phase is a child process; its peak RSS comes from wait4 (the largest process of its tree).
 Prints a table and the ratios; writes everything as JSON.

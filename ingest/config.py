@@ -93,12 +93,14 @@ def fetch_deadline_s() -> float:
     return float(os.environ.get("BENCHWH_FETCH_DEADLINE_S") or 300)
 
 
-def raw_dir() -> Path:
-    return home() / "raw"
+def raw_dir(home_dir: Path | None = None) -> Path:
+    """The raw store of the warehouse home (`home_dir`, default home())."""
+    return Path(home_dir or home()) / "raw"
 
 
-def landing_dir() -> Path:
-    return home() / "landing"
+def landing_dir(home_dir: Path | None = None) -> Path:
+    """The landing area of the warehouse home (`home_dir`, default home())."""
+    return Path(home_dir or home()) / "landing"
 
 
 def published_path() -> Path:

@@ -167,7 +167,7 @@ class RawStore:
         """Rewrite the manifest without the entries `drop(entry)` selects; delete blobs left unused.
 
         Only for demo data (ingest/demo.py) and pruning rejected junk within its budget
-        (ingest/runs/add.py): the raw store is otherwise append-only.
+        (ingest/sources/runs/add.py): the raw store is otherwise append-only.
         """
         entries = self.entries(source)
         kept = [e for e in entries if not drop(e)]

@@ -2,8 +2,8 @@
 
 A source declares what it lands (entities with pandera models), how it fetches (through the
 polite client, storing raw payloads) and how it parses one stored payload (pure, no I/O).
-Built-in sources are found, not listed: every module in `ingest/sources/` that defines a Source
-subclass with a `name` is one (so `benchwh sources new` needs no edit of a list). Other packages
+Built-in sources are found, not listed: every module in `ingest/sources/` (or in a package there,
+such as `runs/`) that defines a Source subclass with a `name` is one (so `benchwh sources new` needs no edit of a list). Other packages
 add theirs through the entry point group `benchwh.sources` (each entry point names a Source
 subclass or instance).
 """
@@ -173,14 +173,26 @@ def metadata_todos(src: Source) -> list[str]:
     return [f for f in METADATA_FIELDS if "TODO" in str(getattr(src, f, "") or "")]
 
 
-def builtin_source_classes() -> list[type[Source]]:
-    """Source subclasses with a `name` defined in the modules of ingest/sources/, by module name."""
-    package = importlib.import_module(BUILTIN_PACKAGE)
-    classes = []
+def _source_modules(package_name: str) -> Iterable[Any]:
+    """The modules of a package by name; a subpackage gives its own modules (one level)."""
+    package = importlib.import_module(package_name)
     for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
         if info.name.startswith("_"):
             continue
-        module = importlib.import_module(f"{BUILTIN_PACKAGE}.{info.name}")
+        name = f"{package_name}.{info.name}"
+        if info.ispkg:
+            sub = importlib.import_module(name)
+            for inner in sorted(pkgutil.iter_modules(sub.__path__), key=lambda m: m.name):
+                if not inner.name.startswith("_") and not inner.ispkg:
+                    yield importlib.import_module(f"{name}.{inner.name}")
+        else:
+            yield importlib.import_module(name)
+
+
+def builtin_source_classes() -> list[type[Source]]:
+    """Source subclasses with a `name` defined in the modules of ingest/sources/, by module name."""
+    classes = []
+    for module in _source_modules(BUILTIN_PACKAGE):
         for _, obj in inspect.getmembers(module, inspect.isclass):
             # only classes defined here (not imported ones), concrete (a name of their own)
             if (issubclass(obj, Source) and obj is not Source and obj.__module__ == module.__name__

@@ -18,7 +18,7 @@ def _fail(message: str, code: int = 2) -> int:
 
 
 def cmd_keys_generate(args) -> int:
-    from ingest.runs import dsse
+    from ingest.sources.runs import dsse
 
     out = Path(args.out) if args.out else dsse.default_key_path(config.home())
     if args.out and not out.parent.is_dir():
@@ -38,7 +38,7 @@ def cmd_keys_generate(args) -> int:
 
 
 def cmd_keys_trust(args) -> int:
-    from ingest.runs import dsse
+    from ingest.sources.runs import dsse
 
     try:
         key = dsse.trust_key(config.home(), args.public_key, args.contributor)
@@ -52,10 +52,10 @@ def cmd_keys_trust(args) -> int:
 
 
 def cmd_runs_sign(args) -> int:
-    from ingest.runs import dsse
-    from ingest.runs.errors import RunRejected
-    from ingest.runs.files import Refused, read_capped
-    from ingest.runs.payload import validate_payload
+    from ingest.sources.runs import dsse
+    from ingest.sources.runs.errors import RunRejected
+    from ingest.sources.runs.files import Refused, read_capped
+    from ingest.sources.runs.payload import validate_payload
 
     src = Path(args.payload)
     try:
@@ -89,9 +89,9 @@ def cmd_runs_sign(args) -> int:
 
 
 def cmd_runs_add(args) -> int:
-    from ingest.runs.add import add_paths, summary
-    from ingest.runs.errors import RunRejected
-    from ingest.runs.intake import validate_meta
+    from ingest.sources.runs.add import add_paths, summary
+    from ingest.sources.runs.errors import RunIntakeError, RunRejected
+    from ingest.sources.runs.intake import validate_meta
 
     flags = {"gpu": args.gpu, "gpu_count": args.gpu_count, "gpu_memory_gb": args.gpu_memory_gb,
              "cpu": args.cpu, "ram_gb": args.ram_gb, "os": args.os,
@@ -109,7 +109,10 @@ def cmd_runs_add(args) -> int:
         validate_meta(flags, "flags")
     except RunRejected as exc:
         return _fail(exc.reason)
-    results = add_paths([Path(p) for p in args.paths], config.home(), flags, log=print)
+    try:
+        results = add_paths([Path(p) for p in args.paths], config.home(), flags, log=print)
+    except RunIntakeError as exc:
+        return _fail(str(exc), code=1)
     print(summary(results))
     accepted = [r for r in results if r.status == "accepted"]
     rejected = [r for r in results if r.status == "rejected"]

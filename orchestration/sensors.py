@@ -2,7 +2,7 @@
 
 Each evaluation takes the regular files at the top of the inbox (hidden files are skipped, so
 write a file under a dot-name and rename it when complete), lands them exactly like
-`benchwh runs add` (ingest/runs/add.py), then moves each one away: accepted and duplicate
+`benchwh runs add` (ingest/sources/runs/add.py), then moves each one away: accepted and duplicate
 files to inbox/processed/, rejected ones to inbox/rejected/ with `<name>.reason` beside them.
 A sidecar `<file>.meta.json` travels with its file. When anything new landed it requests a
 run of the `refresh` job that fetches nothing (tag benchwh/sources=none): that run builds,
@@ -35,7 +35,7 @@ def _identity(path: Path, st: os.stat_result) -> str:
 
 
 def _pending(inbox: Path, seen: set[str]) -> list[tuple[Path, str]]:
-    from ingest.runs.files import is_sidecar
+    from ingest.sources.runs.files import is_sidecar
 
     out = []
     for entry in sorted(os.scandir(inbox), key=lambda e: e.name):
@@ -145,8 +145,8 @@ def complete_inbox_reports(published: Path, log=print) -> int:
 
 def process_inbox(cursor: str | None, log=print) -> tuple[list, str, bool]:
     """Land the inbox's new files. Returns (results, new cursor, anything accepted)."""
-    from ingest.runs.add import receive
-    from ingest.runs.files import collect
+    from ingest.sources.runs.add import receive
+    from ingest.sources.runs.files import collect
 
     state = json.loads(cursor) if cursor else {"batches": 0, "seen": []}
     inbox = inbox_dir()
@@ -195,7 +195,7 @@ def process_inbox(cursor: str | None, log=print) -> tuple[list, str, bool]:
 
 def _trusted_keys_problem() -> str | None:
     """A broken trusted_keys.json is reported, not raised (it used to end the sensor with SystemExit)."""
-    from ingest.runs import dsse
+    from ingest.sources.runs import dsse
 
     try:
         dsse.load_trusted_keys(config.home())

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from ingest.bench.stats import median
-from ingest.runs import dsse
-from ingest.runs.payload import validate_payload
+from ingest.sources.runs import dsse
+from ingest.sources.runs.payload import validate_payload
 from orchestration.bench_cli import main
 from tests.loopback import LoopbackServer, Reply
 from tests.openai_server import OpenAIServer, OpenAIServerConfig

@@ -9,8 +9,8 @@ from __future__ import annotations
 import duckdb
 import pytest
 
-from ingest.runs import dsse
-from ingest.runs.payload import validate_payload
+from ingest.sources.runs import dsse
+from ingest.sources.runs.payload import validate_payload
 from tests.openai_server import OpenAIServer, OpenAIServerConfig
 from tests.pipeline_helpers import run_benchwh
 

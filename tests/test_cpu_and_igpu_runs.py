@@ -13,9 +13,9 @@ import json
 import pytest
 
 from ingest.bench.machine import CPU_ONLY
-from ingest.runs import dsse
-from ingest.runs.add import add_paths
-from ingest.runs.payload import payload_bytes
+from ingest.sources.runs import dsse
+from ingest.sources.runs.add import add_paths
+from ingest.sources.runs.payload import payload_bytes
 from ingest.landing import Lander
 from ingest.raw_store import RawStore
 from ingest.source import load_sources

@@ -10,8 +10,8 @@ import duckdb
 import pytest
 from bs4 import BeautifulSoup
 
-from ingest.runs import dsse
-from ingest.runs.payload import payload_bytes
+from ingest.sources.runs import dsse
+from ingest.sources.runs.payload import payload_bytes
 from orchestration.publish import list_history, read_version
 from tests.hostile.generate import good_payload
 from tests.pipeline_helpers import run_benchwh

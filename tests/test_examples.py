@@ -4,8 +4,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ingest.runs import dsse
-from ingest.runs.payload import validate_payload
+from ingest.sources.runs import dsse
+from ingest.sources.runs.payload import validate_payload
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "docs" / "examples"
 

@@ -74,7 +74,7 @@ def test_planted_reason_link_is_not_written_through(home, outside):
 
 
 def test_broken_trusted_keys_is_reported_not_systemexit(home, tmp_path):
-    from ingest.runs import dsse
+    from ingest.sources.runs import dsse
 
     dsse.write_private_key(tmp_path / "k.pem")
     key = dsse.load_private_key(tmp_path / "k.pem")

@@ -8,8 +8,8 @@ from datetime import datetime, timezone
 import pytest
 
 from ingest import config
-from ingest.runs.errors import RunRejected
-from ingest.runs.payload import payload_bytes, validate_payload
+from ingest.sources.runs.errors import RunRejected
+from ingest.sources.runs.payload import payload_bytes, validate_payload
 from tests.hostile.generate import good_payload, lb_record
 from tests.test_runs_imports import parse_text
 from tests.pipeline_helpers import run_benchwh
@@ -49,7 +49,7 @@ def test_rejected_junk_kept_in_raw_within_its_budget(home, tmp_path, monkeypatch
     the newest kept and the oldest pruned, and raw stays whole (every line has its blob)."""
     from ingest.integrity import check_home
     from ingest.raw_store import RawStore
-    from ingest.runs.add import REJECTED_KEEP_FILE_BYTES, add_paths
+    from ingest.sources.runs.add import REJECTED_KEEP_FILE_BYTES, add_paths
 
     monkeypatch.setenv("BENCHWH_REJECTED_RAW_MB", "0.2")
 

@@ -20,9 +20,9 @@ import pytest
 
 from ingest.landing import Lander
 from ingest.raw_store import RawStore
-from ingest.runs import dsse
-from ingest.runs.add import add_paths
-from ingest.runs.payload import build_payload, payload_bytes
+from ingest.sources.runs import dsse
+from ingest.sources.runs.add import add_paths
+from ingest.sources.runs.payload import build_payload, payload_bytes
 from ingest.source import load_sources
 from ingest.sources import localscore  # module import: pytest would collect test_rows / TestModel
 from tests.conftest import SHARED_DATA

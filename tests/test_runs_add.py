@@ -10,9 +10,9 @@ import zipfile
 import duckdb
 import pytest
 
-from ingest.runs import dsse
-from ingest.runs.add import add_paths
-from ingest.runs.payload import payload_bytes
+from ingest.sources.runs import dsse
+from ingest.sources.runs.add import add_paths
+from ingest.sources.runs.payload import payload_bytes
 from orchestration.cli import main
 from tests.hostile.generate import good_payload, lb_record
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from ingest.runs import dsse
-from ingest.runs.add import receive
-from ingest.runs.files import collect
+from ingest.sources.runs import dsse
+from ingest.sources.runs.add import receive
+from ingest.sources.runs.files import collect
 from orchestration.cli import main
 from tests.hostile.generate import cases
 

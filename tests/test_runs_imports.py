@@ -9,10 +9,10 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from ingest.runs.add import add_paths
-from ingest.runs.errors import RunRejected
-from ingest.runs.intake import make_intake, parse_intake
-from ingest.runs.textutil import go_duration_ms
+from ingest.sources.runs.add import add_paths
+from ingest.sources.runs.errors import RunRejected
+from ingest.sources.runs.intake import make_intake, parse_intake
+from ingest.sources.runs.textutil import go_duration_ms
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from ingest.runs import dsse
-from ingest.runs.payload import payload_bytes
+from ingest.sources.runs import dsse
+from ingest.sources.runs.payload import payload_bytes
 from tests.hostile.generate import good_payload
 from tests.pipeline_helpers import run_benchwh
 

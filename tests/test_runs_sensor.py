@@ -11,8 +11,8 @@ import dagster as dg
 import duckdb
 import pytest
 
-from ingest.runs import dsse
-from ingest.runs.payload import payload_bytes
+from ingest.sources.runs import dsse
+from ingest.sources.runs.payload import payload_bytes
 from orchestration.sensors import inbox_sensor
 from tests.hostile.generate import good_payload
 

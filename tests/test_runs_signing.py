@@ -9,9 +9,9 @@ from datetime import datetime, timezone
 
 import pytest
 
-from ingest.runs import dsse
-from ingest.runs.errors import RunRejected
-from ingest.runs.payload import build_payload, payload_bytes, validate_payload
+from ingest.sources.runs import dsse
+from ingest.sources.runs.errors import RunRejected
+from ingest.sources.runs.payload import build_payload, payload_bytes, validate_payload
 from orchestration.cli import main
 from tests.hostile.generate import good_payload
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from ingest.runs import dsse
+from ingest.sources.runs import dsse
 
 HERE = Path(__file__).resolve().parent
 DEMO_KEY = Ed25519PrivateKey.from_private_bytes(bytes(range(32)))

@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass
 from ingest.bench import text
 from ingest.bench.client import BenchError, ChatClient, StreamCut, StreamResult
 from ingest.bench.protocols import Protocol
-from ingest.runs.payload import MAX_GEN_TPS
+from ingest.sources.runs.payload import MAX_GEN_TPS
 
 
 @dataclass

@@ -86,7 +86,7 @@ def check_options(opts: BenchOptions) -> None:
 
 
 def _load_key(path: Path):
-    from ingest.runs.dsse import load_private_key
+    from ingest.sources.runs.dsse import load_private_key
     try:
         return load_private_key(path)
     except ValueError as exc:
@@ -117,7 +117,7 @@ def summarise(samples: list[Sample]) -> list[str]:
 
 def _payload_accepts(section: str, key: str) -> bool:
     """Whether the run-file schema has an optional field (lets us write it once it exists)."""
-    from ingest.runs import payload as schema
+    from ingest.sources.runs import payload as schema
     return key in getattr(schema, section, set())
 
 
@@ -196,9 +196,9 @@ def run_bench(opts: BenchOptions, log: Callable[[str], None] = print) -> BenchRe
     finally:
         client.close()
 
-    from ingest.runs import dsse
-    from ingest.runs.errors import RunRejected
-    from ingest.runs.payload import build_payload, payload_bytes
+    from ingest.sources.runs import dsse
+    from ingest.sources.runs.errors import RunRejected
+    from ingest.sources.runs.payload import build_payload, payload_bytes
 
     keep_marker = _payload_accepts("SAMPLE", "token_counts")
     sample_rows = [{k: v for k, v in s.as_payload().items() if k != "token_counts" or keep_marker}

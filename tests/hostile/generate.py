@@ -20,8 +20,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Callable
 
-from ingest.runs import dsse
-from ingest.runs.payload import payload_bytes
+from ingest.sources.runs import dsse
+from ingest.sources.runs.payload import payload_bytes
 
 MB = 1024 * 1024
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from ingest.runs import dsse
-from ingest.runs.intake import make_intake
-from ingest.runs.payload import payload_bytes
+from ingest.sources.runs import dsse
+from ingest.sources.runs.intake import make_intake
+from ingest.sources.runs.payload import payload_bytes
 
 HERE = Path(__file__).resolve().parent
 # a demo key for this recording only: trusted by nobody outside it

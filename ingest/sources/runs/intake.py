@@ -19,12 +19,12 @@ import hashlib
 import json
 from datetime import datetime
 
-from ingest.runs import dsse, llamabench, tools
-from ingest.runs.errors import RunRejected
-from ingest.runs.model import ParsedRun, Sample, check_run, finite
-from ingest.runs.payload import (MAX_GB, MAX_WATTS, check_name_text, check_not_future,
+from ingest.sources.runs import dsse, llamabench, tools
+from ingest.sources.runs.errors import RunRejected
+from ingest.sources.runs.model import ParsedRun, Sample, check_run, finite
+from ingest.sources.runs.payload import (MAX_GB, MAX_WATTS, check_name_text, check_not_future,
                                  parse_rfc3339_utc, validate_payload)
-from ingest.runs.textutil import decode_text, json_objects
+from ingest.sources.runs.textutil import decode_text, json_objects
 
 FORMAT = "benchwh.intake/1"
 MAX_FILE_BYTES = 10 * 1024 * 1024

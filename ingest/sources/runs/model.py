@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from ingest.runs.errors import RunRejected
-from ingest.runs.payload import (MAX_BYTES, MAX_GB, MAX_GEN_TPS, MAX_MS, MAX_PROMPT_TPS, MAX_TOKENS,
+from ingest.sources.runs.errors import RunRejected
+from ingest.sources.runs.payload import (MAX_BYTES, MAX_GB, MAX_GEN_TPS, MAX_MS, MAX_PROMPT_TPS, MAX_TOKENS,
                                  MAX_WATTS, MAX_ENERGY_J, check_name_text, check_not_future)
 
 # every name a run carries, checked by one rule whatever format it came in (payload.check_name_text)

@@ -5,8 +5,8 @@ import json
 import re
 from datetime import datetime, timezone
 
-from ingest.runs.errors import RunRejected
-from ingest.runs.payload import loads_strict
+from ingest.sources.runs.errors import RunRejected
+from ingest.sources.runs.payload import loads_strict
 
 _GO_UNITS = {"h": 3600e3, "m": 60e3, "s": 1e3, "ms": 1.0, "us": 1e-3, "µs": 1e-3, "μs": 1e-3, "ns": 1e-6}
 _GO_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)")

@@ -1,4 +1,5 @@
-"""The one exception every run parser raises for input it refuses."""
+"""The exceptions of the runs source: RunRejected for one refused input (every parser raises
+it), RunIntakeError when a whole intake cannot start."""
 from __future__ import annotations
 
 from ingest.source import PayloadRejected
@@ -15,3 +16,8 @@ class RunRejected(PayloadRejected):
 
     def __str__(self) -> str:
         return self.reason
+
+
+class RunIntakeError(Exception):
+    """A batch of files cannot be received at all (an unusable trusted_keys.json); the message
+    is one line for the user. The command line prints it and exits 1."""

@@ -18,7 +18,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from ingest.runs.errors import RunRejected
+from ingest.sources.runs.errors import RunRejected
 
 PAYLOAD_TYPE = "application/vnd.benchwh.run+json"
 TRUSTED_KEYS_FILE = "trusted_keys.json"

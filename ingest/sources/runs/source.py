@@ -1,7 +1,7 @@
 """Local benchmark runs (DESIGN §4, §6): signed run files and common tool outputs.
 
 No network fetch: files arrive through `benchwh runs add` and the inbox sensor, which store
-each received file in the raw store as an intake wrapper (ingest/runs/intake.py) and land it.
+each received file in the raw store as an intake wrapper (ingest/sources/runs/intake.py) and land it.
 parse() reads only that wrapper, so replaying the raw store rebuilds the same rows. Trust is
 decided when a file is added (the trusted keys that matched are kept in its wrapper).
 
@@ -20,9 +20,9 @@ import pandera.pandas as pa
 from pandera.typing import Series
 
 from ingest.raw_store import RawEntry, parse_iso
-from ingest.runs.intake import parse_intake
-from ingest.runs.model import SOURCES
-from ingest.runs.payload import (MAX_BYTES, MAX_ENERGY_J, MAX_GB, MAX_GEN_TPS, MAX_MS, MAX_PROMPT_TPS,
+from ingest.sources.runs.intake import parse_intake
+from ingest.sources.runs.model import SOURCES
+from ingest.sources.runs.payload import (MAX_BYTES, MAX_ENERGY_J, MAX_GB, MAX_GEN_TPS, MAX_MS, MAX_PROMPT_TPS,
                                  MAX_TOKENS, MAX_WATTS)
 from ingest.source import Entity, FetchContext, Source
 

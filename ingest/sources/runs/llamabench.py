@@ -13,10 +13,10 @@ import io
 import re
 from datetime import datetime
 
-from ingest.runs.errors import RunRejected
-from ingest.runs.model import ParsedRun, Sample, canonical_hash, finite
-from ingest.runs.payload import MAX_BYTES, MAX_GEN_TPS, MAX_PROMPT_TPS, MAX_TOKENS
-from ingest.runs.textutil import json_objects, parse_any_time
+from ingest.sources.runs.errors import RunRejected
+from ingest.sources.runs.model import ParsedRun, Sample, canonical_hash, finite
+from ingest.sources.runs.payload import MAX_BYTES, MAX_GEN_TPS, MAX_PROMPT_TPS, MAX_TOKENS
+from ingest.sources.runs.textutil import json_objects, parse_any_time
 
 REQUIRED = ("build_commit", "model_filename", "n_prompt", "n_gen", "avg_ts")
 # old builds said which backend was compiled in with one flag per backend

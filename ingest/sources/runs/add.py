@@ -23,13 +23,15 @@ from typing import Callable
 
 import duckdb
 
+from ingest import config
 from ingest.landing import Lander
 from ingest.raw_store import RawStore, parse_iso, utc_iso
-from ingest.runs import dsse
-from ingest.runs.errors import RunRejected
-from ingest.runs.files import MAX_FILE_BYTES, Received, collect
-from ingest.runs.intake import make_intake, parse_intake, validate_meta
-from ingest.runs.payload import loads_strict
+from ingest.sources.runs import dsse
+from ingest.sources.runs.errors import RunIntakeError, RunRejected
+from ingest.sources.runs.files import MAX_FILE_BYTES, Received, collect
+from ingest.sources.runs.intake import make_intake, parse_intake, validate_meta
+from ingest.sources.runs.payload import loads_strict
+from ingest.sources.runs.source import RunsSource
 from ingest.source import SourceFailed
 
 SOURCE = "runs"
@@ -70,7 +72,7 @@ class KnownRuns:
     time in proportion to what is new. The cache is derived (delete it and it is rebuilt).
     """
 
-    def __init__(self, home: Path, store: RawStore, lander: Lander):
+    def __init__(self, store: RawStore, lander: Lander):
         self.run_files: dict[tuple[str, str], set[str]] = {}
         self.files: set[str] = set()
         self.index = lander.root / SOURCE / "_known.jsonl"
@@ -84,13 +86,10 @@ class KnownRuns:
                 covered.add(item["raw"])
                 for source, run_id in item["runs"]:
                     self.add(source, run_id, item["file"])
-        ledger = lander.ledger_dir(SOURCE)
         fresh = []
-        if ledger.exists():
-            new = [name[:-5] for name in sorted(os.listdir(ledger))
-                   if name.endswith(".json") and not name.startswith(".") and name[:-5] not in covered]
-            if new:
-                fresh = self._catch_up(lander, new)
+        new = sorted(lander.ledger(SOURCE).shas() - covered)
+        if new:
+            fresh = self._catch_up(lander, new)
         if fresh:
             with self.index.open("a", encoding="utf-8") as fh:
                 fcntl.flock(fh, fcntl.LOCK_EX)
@@ -147,20 +146,23 @@ def merge_meta(sidecar: bytes | None, flags: dict | None, name: str) -> dict:
     return validate_meta(meta, "meta") if meta else {}
 
 
-def receive(items: list[Received], home: Path, flags: dict | None = None,
+def receive(items: list[Received], home: Path | None = None, flags: dict | None = None,
             now: datetime | None = None, log: Callable[[str], None] | None = None) -> list[FileResult]:
-    """Decide, store and land a batch of received files. Returns one result per file."""
-    home = Path(home)
-    store = RawStore(home / "raw")
-    lander = Lander(home / "landing", store, log=lambda _m: None)
-    from ingest.sources.runs import RunsSource
+    """Decide, store and land a batch of received files. Returns one result per file.
+
+    `home` is the warehouse home (default config.home()). Raises RunIntakeError when the
+    trusted keys cannot be read (nothing is received then).
+    """
+    home = Path(home) if home is not None else config.home()
+    store = RawStore(config.raw_dir(home))
+    lander = Lander(config.landing_dir(home), store, log=lambda _m: None)
     source = RunsSource()
     lander.ensure_layout(source)
     try:
         trusted = dsse.load_trusted_keys(home)
     except ValueError as exc:
-        raise SystemExit(f"benchwh: {exc}") from None
-    known = KnownRuns(home, store, lander)
+        raise RunIntakeError(str(exc)) from None
+    known = KnownRuns(store, lander)
     budget = RejectedBudget(store, lander)
     results: list[FileResult] = []
     stored: dict[str, FileResult] = {}  # raw sha256 of an accepted wrapper -> its result
@@ -179,12 +181,12 @@ def receive(items: list[Received], home: Path, flags: dict | None = None,
             break
         except SourceFailed:
             continue
+    ledger = lander.ledger(SOURCE)
     for sha, result in stored.items():
-        ledger = lander.ledger_dir(SOURCE) / f"{sha}.json"
-        outcome = json.loads(ledger.read_text()) if ledger.exists() else {"status": "pending"}
-        if outcome["status"] != "landed":
+        outcome = ledger.get(sha)
+        if outcome is None or outcome.status != "landed":
             result.status, result.check = "rejected", "validation"
-            result.reason = outcome.get("reason") or "not landed"
+            result.reason = (outcome.reason if outcome else None) or "not landed"
             result.runs, result.samples = [], 0
     if log:
         for result in results:
@@ -277,7 +279,7 @@ def _decide(item: Received, flags, trusted, known: KnownRuns, store: RawStore,
     return res, entry.sha256
 
 
-def add_paths(paths: list[Path], home: Path, flags: dict | None = None,
+def add_paths(paths: list[Path], home: Path | None = None, flags: dict | None = None,
               log: Callable[[str], None] | None = None) -> list[FileResult]:
     return receive(list(collect([Path(p) for p in paths])), home, flags, log=log)
 

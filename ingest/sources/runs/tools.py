@@ -12,10 +12,10 @@ from __future__ import annotations
 import re
 from datetime import datetime, timezone
 
-from ingest.runs.errors import RunRejected
-from ingest.runs.model import ParsedRun, Sample, canonical_hash, finite, per_second
-from ingest.runs.payload import MAX_GEN_TPS, MAX_MS, MAX_PROMPT_TPS, MAX_TOKENS
-from ingest.runs.textutil import go_duration_ms, parse_any_time, utc_from_unix
+from ingest.sources.runs.errors import RunRejected
+from ingest.sources.runs.model import ParsedRun, Sample, canonical_hash, finite, per_second
+from ingest.sources.runs.payload import MAX_GEN_TPS, MAX_MS, MAX_PROMPT_TPS, MAX_TOKENS
+from ingest.sources.runs.textutil import go_duration_ms, parse_any_time, utc_from_unix
 
 MAX_REQUESTS = 100_000
 NS_MAX = MAX_MS * 1e6

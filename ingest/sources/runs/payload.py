@@ -13,7 +13,7 @@ import uuid
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from ingest.runs.errors import RunRejected
+from ingest.sources.runs.errors import RunRejected
 
 SCHEMA = "benchwh.run/1"
 # Physical limits: beyond these a value is a bug or a lie, not a measurement.
