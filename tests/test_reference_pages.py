@@ -24,7 +24,7 @@ from ingest.sources.runs import dsse
 from ingest.sources.runs.add import add_paths
 from ingest.sources.runs.payload import build_payload, payload_bytes
 from ingest.source import load_sources
-from ingest.sources import localscore  # module import: pytest would collect test_rows / TestModel
+from ingest.sources import localscore  # module import: pytest would collect test_rows
 from tests.conftest import SHARED_DATA
 from tests.dbt_helpers import dbt_build, query
 

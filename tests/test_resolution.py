@@ -19,7 +19,7 @@ import pytest
 from ingest.landing import Lander, model_column_types, write_parquet
 from ingest.raw_store import RawStore
 from ingest.source import load_sources
-from ingest.sources import localscore  # module import: pytest would collect test_rows / TestModel
+from ingest.sources import localscore  # module import: pytest would collect test_rows
 from tests.conftest import SHARED_DATA
 from tests.dbt_helpers import dbt_build, query
 
@@ -36,7 +36,7 @@ def land_localscore(home: Path, runs: list[dict], tests: list[dict], name: str =
     for source in load_sources().values():  # every source's empty typed files: the project reads them all
         lander.ensure_layout(source)
     meta = {"_raw_sha256": name, "_fetched_at": pd.Timestamp(fetched_at), "_record_index": 0}
-    for entity, rows, model in (("runs", runs, localscore.RunModel), ("tests", tests, localscore.TestModel)):
+    for entity, rows, model in (("runs", runs, localscore.LocalScoreRunsSchema), ("tests", tests, localscore.LocalScoreTestsSchema)):
         types = model_column_types(model)
         frame = pd.DataFrame([{**meta, **r, "_record_index": i} for i, r in enumerate(rows)])
         for column in types:

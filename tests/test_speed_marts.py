@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from ingest.sources import localscore  # module import: pytest would collect test_rows / TestModel
+from ingest.sources import localscore  # module import: pytest would collect test_rows
 from tests.dbt_helpers import dbt_build, query
 from tests.test_resolution import SPEED_SELECT, land_localscore
 

@@ -5,16 +5,18 @@
   validate  pandera validation, the quarantine rows and files
   parquet   Parquet writing and reading, pandera dtype -> DuckDB type
   rules     the volume rule and the quarantine share limit
+  schema    LandingSchema, the base of every entity's pandera model
 """
 from ingest.landing.lander import BATCH_PAYLOADS, BATCH_ROWS, SMALL_LANDING, Lander
 from ingest.landing.ledger import Ledger, PayloadOutcome
 from ingest.landing.parquet import landed_values_reader, model_column_types, write_parquet
+from ingest.landing.schema import LandingSchema
 from ingest.landing.rules import QUARANTINE_SHARE_LIMIT, volume_min_share, volume_reference, volume_short
 from ingest.landing.validate import QUARANTINE_COLUMNS, SchemaLevelError, validate_frame, validate_pieces
 
 __all__ = [
     "BATCH_PAYLOADS", "BATCH_ROWS", "QUARANTINE_COLUMNS", "QUARANTINE_SHARE_LIMIT", "SMALL_LANDING",
-    "Lander", "Ledger", "PayloadOutcome", "SchemaLevelError", "landed_values_reader",
+    "LandingSchema", "Lander", "Ledger", "PayloadOutcome", "SchemaLevelError", "landed_values_reader",
     "model_column_types", "validate_frame", "validate_pieces", "volume_min_share", "volume_reference",
     "volume_short", "write_parquet",
 ]

@@ -20,12 +20,13 @@ from __future__ import annotations
 import csv
 import io
 import re
-from typing import Any
 
 import pandas as pd
 import pandera.pandas as pa
 from pandera.typing import Series
 
+from ingest.coerce import to_float
+from ingest.landing.schema import LandingSchema
 from ingest.raw_store import RawEntry
 from ingest.source import Entity, FetchContext, PayloadRejected, Source
 
@@ -35,7 +36,7 @@ _ISO3 = re.compile(r"^[A-Z]{3}$")
 MAX_GCO2_PER_KWH = 2000.0
 
 
-class GridIntensity(pa.DataFrameModel):
+class GridIntensitySchema(LandingSchema):
     """One row per area and year of one carbon-intensity export."""
 
     area: Series[str] = pa.Field(str_length={"min_value": 1},
@@ -50,23 +51,11 @@ class GridIntensity(pa.DataFrameModel):
                                            description="Life-cycle grams CO2-equivalent per kWh generated (Ember).")
 
     class Config:
-        coerce = True
-        strict = False
         unique = ["area", "year"]
 
     @pa.dataframe_check(error="the export has no `World` row (required as the carbon fallback)")
     def has_world_row(cls, df: pd.DataFrame) -> bool:
         return bool((df["area"] == "World").any())
-
-
-def _value(text: str | None) -> Any:
-    text = (text or "").strip()
-    if not text:
-        return None
-    try:
-        return float(text)
-    except ValueError:
-        return text  # pandera rejects it on coercion; the quarantine shows the text
 
 
 class GridSource(Source):
@@ -82,7 +71,7 @@ class GridSource(Source):
     freshness_error_hours = 24 * 400
     parser_version = "1"
     entities = (
-        Entity("intensity", GridIntensity,
+        Entity("intensity", GridIntensitySchema,
                "Carbon intensity of electricity per area and year (Ember via OWID), gCO2/kWh."),
     )
 
@@ -119,9 +108,9 @@ class GridSource(Source):
                 "iso3": iso3,
                 "is_aggregate": iso3 is None and code != "OWID_KOS",
                 "year": get("year"),
-                "gco2_per_kwh": _value(get("value")),
+                "gco2_per_kwh": to_float(get("value")),
             })
-        columns = list(GridIntensity.to_schema().columns)
+        columns = list(GridIntensitySchema.to_schema().columns)
         frame = pd.DataFrame(rows, columns=columns)
         # a required column the header lacks stays absent: pandera fails the payload (schema-level)
         missing = {"area": "area", "year": "year", "value": "gco2_per_kwh"}

@@ -23,6 +23,7 @@ from pandera.typing import Series
 
 from ingest.config import dbt_project_dir
 from ingest.http import FetchError
+from ingest.landing.schema import LandingSchema
 from ingest.raw_store import RawEntry
 from ingest.source import Entity, FetchContext, PayloadRejected, Source
 
@@ -90,7 +91,7 @@ def next_link(link_header: str | None) -> str | None:
     return match.group(1) if match else None
 
 
-class HfFile(pa.DataFrameModel):
+class HuggingFaceFilesSchema(LandingSchema):
     repo: Series[str] = pa.Field(description="GGUF repository, owner/name")
     path: Series[str] = pa.Field(description="Path of the file in the repository")
     file_name: Series[str] = pa.Field(description="Base name of the file")
@@ -102,12 +103,9 @@ class HfFile(pa.DataFrameModel):
     split_count: Series[pd.Int64Dtype] = pa.Field(nullable=True, ge=1, description="Number of parts of a split file")
     lfs_sha256: Series[str] = pa.Field(nullable=True, description="sha256 of the file content (LFS oid)")
 
-    class Config:
-        coerce = True
-        strict = False
 
 
-class HfConfig(pa.DataFrameModel):
+class HuggingFaceConfigsSchema(LandingSchema):
     repo: Series[str] = pa.Field(description="Base model repository, owner/name")
     model_type: Series[str] = pa.Field(nullable=True, description="transformers model_type")
     num_hidden_layers: Series[int] = pa.Field(gt=0, le=1000, description="Transformer layers")
@@ -119,9 +117,6 @@ class HfConfig(pa.DataFrameModel):
     max_position_embeddings: Series[int] = pa.Field(gt=0, le=100_000_000, description="Trained context (tokens)")
     sliding_window: Series[pd.Int64Dtype] = pa.Field(nullable=True, description="Sliding attention window, if any")
 
-    class Config:
-        coerce = True
-        strict = False
 
 
 def read_catalogue(path: Path) -> list[tuple[list[str], str | None]]:
@@ -145,8 +140,8 @@ class HuggingFaceSource(Source):
     freshness_error_hours = 24 * 60
     parser_version = "1"
     entities = (
-        Entity("files", HfFile, "GGUF files of the catalogue's repos with sizes and quantization"),
-        Entity("configs", HfConfig, "Architecture numbers of the base models (config.json)"),
+        Entity("files", HuggingFaceFilesSchema, "GGUF files of the catalogue's repos with sizes and quantization"),
+        Entity("configs", HuggingFaceConfigsSchema, "Architecture numbers of the base models (config.json)"),
     )
 
     def __init__(self, catalogue: Path | None = None, repos: list[tuple[list[str], str | None]] | None = None):
@@ -239,7 +234,7 @@ class HuggingFaceSource(Source):
                 "quant": parse_quant(file_name), "split_index": index, "split_count": count,
                 "lfs_sha256": lfs.get("oid"),
             })
-        return pd.DataFrame(rows, columns=list(HfFile.to_schema().columns))
+        return pd.DataFrame(rows, columns=list(HuggingFaceFilesSchema.to_schema().columns))
 
     @staticmethod
     def parse_config(repo: str, data) -> pd.DataFrame:
@@ -266,4 +261,4 @@ class HuggingFaceSource(Source):
             "max_position_embeddings": cfg.get("max_position_embeddings") or cfg.get("n_positions"),
             "sliding_window": cfg.get("sliding_window") if isinstance(cfg.get("sliding_window"), int) else None,
         }
-        return pd.DataFrame([row], columns=list(HfConfig.to_schema().columns))
+        return pd.DataFrame([row], columns=list(HuggingFaceConfigsSchema.to_schema().columns))

@@ -30,8 +30,10 @@ import pandera.pandas as pa
 from bs4 import BeautifulSoup
 from pandera.typing import Series
 
+from ingest.coerce import to_float, to_int, to_text
 from ingest.http import FetchError
 from ingest.landing.rules import QUARANTINE_SHARE_LIMIT
+from ingest.landing.schema import LandingSchema
 from ingest.raw_store import RawEntry
 from ingest.source import Entity, FetchContext, PayloadRejected, Source, SourceFailed
 
@@ -43,7 +45,7 @@ EARLIEST = pd.Timestamp("2020-01-01")  # LocalScore launched in 2025; older stam
 
 # ---- entities ------------------------------------------------------------------------------
 
-class RunModel(pa.DataFrameModel):
+class LocalScoreRunsSchema(LandingSchema):
     """One LocalScore run as one API page listed it."""
 
     run_id: Series[int] = pa.Field(ge=1, description="LocalScore's benchmark run id")
@@ -76,12 +78,9 @@ class RunModel(pa.DataFrameModel):
     avg_ttft_ms: Series[float] = pa.Field(ge=0, le=1e8, nullable=True, description="Mean time to first token (ms)")
     performance_score: Series[float] = pa.Field(ge=0, le=1e7, nullable=True, description="LocalScore's score")
 
-    class Config:
-        coerce = True
-        strict = False
 
 
-class TestModel(pa.DataFrameModel):
+class LocalScoreTestsSchema(LandingSchema):
     """One test of one LocalScore run (from its result page)."""
 
     run_id: Series[int] = pa.Field(ge=1, description="LocalScore's benchmark run id")
@@ -101,13 +100,10 @@ class TestModel(pa.DataFrameModel):
     vram_used_mb: Series[float] = pa.Field(ge=0, le=4_194_304, nullable=True, description="VRAM used (MB), rarely given")
     created_at: Series[pd.Timestamp] = pa.Field(ge=EARLIEST, nullable=True, description="Test row time, UTC (naive)")
 
-    class Config:
-        coerce = True
-        strict = False
 
 
-RUN_COLUMNS = list(RunModel.to_schema().columns)
-TEST_COLUMNS = list(TestModel.to_schema().columns)
+RUN_COLUMNS = list(LocalScoreRunsSchema.to_schema().columns)
+TEST_COLUMNS = list(LocalScoreTestsSchema.to_schema().columns)
 
 
 # ---- helpers -------------------------------------------------------------------------------
@@ -134,41 +130,6 @@ def parse_test_name(name: str | None) -> tuple[int | None, int | None]:
     if not m or (m.group("pp") is None and m.group("tg") is None):
         return None, None
     return int(m.group("pp") or 0), int(m.group("tg") or 0)
-
-
-def _num(value: Any) -> float | None:
-    """Numbers may come as strings (decimal columns); None/'' stay None; bad text stays as text."""
-    if value is None or value == "":
-        return None
-    if isinstance(value, bool):
-        return float(value)
-    if isinstance(value, (int, float)):
-        return float(value)
-    try:
-        return float(str(value))
-    except ValueError:
-        return value  # left for pandera to quarantine with the value shown
-
-
-def _int(value: Any) -> Any:
-    if value is None or value == "":
-        return None
-    if isinstance(value, bool):
-        return int(value)
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    try:
-        return int(str(value))
-    except ValueError:
-        return value
-
-
-def _text(value: Any) -> str | None:
-    if value is None:
-        return None
-    return str(value)
 
 
 def _first(obj: dict, *keys: str) -> Any:
@@ -207,33 +168,33 @@ def run_row(run: dict) -> dict:
     if run.get("id") is None or model_name is None or (accel_name is None and str(accel_type).upper() != "CPU"):
         raise KeyError("id, model name or accelerator name")
     return {
-        "run_id": _int(run["id"]),
+        "run_id": to_int(run["id"]),
         "created_at": utc_naive(_first(run, "created_at", "run_date")),
-        "accelerator_id": _int(accel_id),
-        "accelerator_name": _text(accel_name),
-        "accelerator_type": _text(accel_type),
-        "accelerator_memory_gb": _num(accel_mem),
-        "accelerator_manufacturer": _text(accel_maker),
-        "model_id": _int(model_id),
-        "model_variant_id": _int(variant_id),
-        "model_name": _text(model_name),
-        "model_quant": _text(model_quant),
-        "model_params": _int(model_params),
-        "runtime_id": _int(_first(runtime, "id") if runtime else run.get("runtime_id")),
-        "runtime_name": _text(runtime.get("name")),
-        "runtime_version": _text(runtime.get("version")),
-        "runtime_commit": _text(_first(runtime, "commit_hash", "commit")),
-        "system_id": _int(_first(system, "id") if system else run.get("system_id")),
-        "cpu_name": _text(system.get("cpu_name")),
-        "cpu_arch": _text(system.get("cpu_arch")),
-        "ram_gb": _num(system.get("ram_gb")),
-        "kernel_type": _text(system.get("kernel_type")),
-        "kernel_release": _text(system.get("kernel_release")),
-        "system_version": _text(_first(system, "system_version", "version")),
-        "avg_prompt_tps": _num(run.get("avg_prompt_tps")),
-        "avg_gen_tps": _num(run.get("avg_gen_tps")),
-        "avg_ttft_ms": _num(_first(run, "avg_ttft_ms", "avg_ttft")),
-        "performance_score": _num(run.get("performance_score")),
+        "accelerator_id": to_int(accel_id),
+        "accelerator_name": to_text(accel_name),
+        "accelerator_type": to_text(accel_type),
+        "accelerator_memory_gb": to_float(accel_mem),
+        "accelerator_manufacturer": to_text(accel_maker),
+        "model_id": to_int(model_id),
+        "model_variant_id": to_int(variant_id),
+        "model_name": to_text(model_name),
+        "model_quant": to_text(model_quant),
+        "model_params": to_int(model_params),
+        "runtime_id": to_int(_first(runtime, "id") if runtime else run.get("runtime_id")),
+        "runtime_name": to_text(runtime.get("name")),
+        "runtime_version": to_text(runtime.get("version")),
+        "runtime_commit": to_text(_first(runtime, "commit_hash", "commit")),
+        "system_id": to_int(_first(system, "id") if system else run.get("system_id")),
+        "cpu_name": to_text(system.get("cpu_name")),
+        "cpu_arch": to_text(system.get("cpu_arch")),
+        "ram_gb": to_float(system.get("ram_gb")),
+        "kernel_type": to_text(system.get("kernel_type")),
+        "kernel_release": to_text(system.get("kernel_release")),
+        "system_version": to_text(_first(system, "system_version", "version")),
+        "avg_prompt_tps": to_float(run.get("avg_prompt_tps")),
+        "avg_gen_tps": to_float(run.get("avg_gen_tps")),
+        "avg_ttft_ms": to_float(_first(run, "avg_ttft_ms", "avg_ttft")),
+        "performance_score": to_float(run.get("performance_score")),
     }
 
 
@@ -242,23 +203,23 @@ def test_rows(run_id: int, results: list) -> list[dict]:
     for i, t in enumerate(results):
         if not isinstance(t, dict):
             raise TypeError(f"test {i} is not an object")
-        name = _text(t.get("name"))
+        name = to_text(t.get("name"))
         pp, tg = parse_test_name(name)
         rows.append({
             "run_id": run_id,
-            "test_id": _int(t.get("id")),
+            "test_id": to_int(t.get("id")),
             "test_index": i,
             "test_name": name,
-            "n_prompt": _int(t["n_prompt"]) if t.get("n_prompt") is not None else pp,
-            "n_gen": _int(t["n_gen"]) if t.get("n_gen") is not None else tg,
-            "avg_time_ms": _num(t.get("avg_time_ms")),
-            "prompt_tps": _num(t.get("prompt_tps")),
-            "gen_tps": _num(t.get("gen_tps")),
-            "ttft_ms": _num(t.get("ttft_ms")),
-            "power_watts": _num(t.get("power_watts")),
-            "prompt_tps_watt": _num(t.get("prompt_tps_watt")),
-            "gen_tps_watt": _num(t.get("gen_tps_watt")),
-            "vram_used_mb": _num(t.get("vram_used_mb")),
+            "n_prompt": to_int(t["n_prompt"]) if t.get("n_prompt") is not None else pp,
+            "n_gen": to_int(t["n_gen"]) if t.get("n_gen") is not None else tg,
+            "avg_time_ms": to_float(t.get("avg_time_ms")),
+            "prompt_tps": to_float(t.get("prompt_tps")),
+            "gen_tps": to_float(t.get("gen_tps")),
+            "ttft_ms": to_float(t.get("ttft_ms")),
+            "power_watts": to_float(t.get("power_watts")),
+            "prompt_tps_watt": to_float(t.get("prompt_tps_watt")),
+            "gen_tps_watt": to_float(t.get("gen_tps_watt")),
+            "vram_used_mb": to_float(t.get("vram_used_mb")),
             "created_at": utc_naive(t.get("created_at")),
         })
     return rows
@@ -289,8 +250,8 @@ class LocalScoreSource(Source):
     freshness_warn_hours = 36
     page_limit = PAGE_LIMIT  # runs asked per API page (the API clamps to 1..100)
     entities = (
-        Entity("runs", RunModel, "One row per LocalScore run per API page payload that listed it"),
-        Entity("tests", TestModel, "One row per test of a run, from its result page"),
+        Entity("runs", LocalScoreRunsSchema, "One row per LocalScore run per API page payload that listed it"),
+        Entity("tests", LocalScoreTestsSchema, "One row per test of a run, from its result page"),
     )
 
     # -- fetch -------------------------------------------------------------------------------
@@ -436,7 +397,7 @@ class LocalScoreSource(Source):
         if not results:
             raise PayloadRejected(f"result page {rid}: the run has no test results", "result_page_empty")
         try:
-            tests = test_rows(_int(result["id"]), results)
+            tests = test_rows(to_int(result["id"]), results)
         except (KeyError, TypeError, AttributeError, ValueError) as exc:
             raise PayloadRejected(f"result page {rid}: missing {exc}", "result_page_layout") from None
         # The page repeats the run's listing fields; runs land from API pages only, which list

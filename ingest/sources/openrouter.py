@@ -27,12 +27,14 @@ from __future__ import annotations
 import json
 from datetime import datetime, timezone
 from decimal import Decimal, InvalidOperation
-from typing import Any, Optional
+from typing import Any
 
 import pandas as pd
 import pandera.pandas as pa
 from pandera.typing import Series
 
+from ingest.coerce import to_int, to_text
+from ingest.landing.schema import LandingSchema
 from ingest.raw_store import RawEntry
 from ingest.source import Entity, FetchContext, PayloadRejected, Source, SourceFailed
 
@@ -45,7 +47,7 @@ REQUIRED_FIELD_REASON = "required field missing: "
 _MILLION = Decimal(1_000_000)
 
 
-class OpenRouterModels(pa.DataFrameModel):
+class OpenRouterModelsSchema(LandingSchema):
     """One row per model listed in one `/models` snapshot."""
 
     openrouter_id: Series[str] = pa.Field(
@@ -85,8 +87,6 @@ class OpenRouterModels(pa.DataFrameModel):
         description="The record's `pricing` object verbatim (sorted keys): keeps price kinds we do not model.")
 
     class Config:
-        coerce = True
-        strict = False  # new upstream fields are tolerated
         # an id listed twice in one snapshot is ambiguous: both rows go to quarantine
         unique = ["openrouter_id"]
 
@@ -116,23 +116,6 @@ def _price(pricing: dict, key: str, per: Decimal, missing: Any) -> Any:
     return float(value * per)
 
 
-def _text(value: Any) -> Optional[str]:
-    if value is None:
-        return None
-    text = str(value).strip()
-    return text or None
-
-
-def _int(value: Any) -> Any:
-    if value is None or isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return value  # left for pandera to reject on coercion
-
-
 def _created(value: Any) -> Any:
     if value is None or isinstance(value, bool):
         return None
@@ -150,7 +133,7 @@ class OpenRouterSource(Source):
     freshness_error_hours = 24 * 7
     parser_version = "1"
     entities = (
-        Entity("models", OpenRouterModels,
+        Entity("models", OpenRouterModelsSchema,
                "One row per model of one OpenRouter /models snapshot, prices in USD per million tokens."),
     )
 
@@ -190,14 +173,14 @@ class OpenRouterSource(Source):
             fixed = not any(str(pricing.get(k)).strip() == "-1" for k in ("prompt", "completion"))
             rows.append({
                 "openrouter_id": ident,
-                "canonical_slug": _text(rec.get("canonical_slug")),
-                "name": _text(rec.get("name")),
-                "hugging_face_id": _text(rec.get("hugging_face_id")),
+                "canonical_slug": to_text(rec.get("canonical_slug")),
+                "name": to_text(rec.get("name")),
+                "hugging_face_id": to_text(rec.get("hugging_face_id")),
                 "created": _created(rec.get("created")),
-                "context_length": _int(rec.get("context_length")),
-                "max_completion_tokens": _int(top.get("max_completion_tokens")),
-                "modality": _text(arch.get("modality")),
-                "tokenizer": _text(arch.get("tokenizer")),
+                "context_length": to_int(rec.get("context_length")),
+                "max_completion_tokens": to_int(top.get("max_completion_tokens")),
+                "modality": to_text(arch.get("modality")),
+                "tokenizer": to_text(arch.get("tokenizer")),
                 "is_free_variant": ident.endswith(":free"),
                 # zero-valued keys may be omitted upstream: missing means 0
                 "has_fixed_price": fixed,
@@ -209,7 +192,7 @@ class OpenRouterSource(Source):
                 "input_cache_write_usd_per_mtok": _price(pricing, "input_cache_write", _MILLION, None),
                 "pricing_json": json.dumps(pricing, sort_keys=True),
             })
-        columns = list(OpenRouterModels.to_schema().columns)
+        columns = list(OpenRouterModelsSchema.to_schema().columns)
         frame = pd.DataFrame(rows, columns=columns)
         # object columns keep text that is not a number, so the failing row shows what came in
         for col in ("context_length", "max_completion_tokens"):

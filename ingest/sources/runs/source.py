@@ -19,17 +19,18 @@ import pandas as pd
 import pandera.pandas as pa
 from pandera.typing import Series
 
+from ingest.landing.schema import LandingSchema
 from ingest.raw_store import RawEntry, parse_iso
+from ingest.source import Entity, FetchContext, Source
 from ingest.sources.runs.intake import parse_intake
 from ingest.sources.runs.model import SOURCES
 from ingest.sources.runs.payload import (MAX_BYTES, MAX_ENERGY_J, MAX_GB, MAX_GEN_TPS, MAX_MS, MAX_PROMPT_TPS,
-                                 MAX_TOKENS, MAX_WATTS)
-from ingest.source import Entity, FetchContext, Source
+                                         MAX_TOKENS, MAX_WATTS)
 
 TRUST = ["signed", "unverified"]
 
 
-class Runs(pa.DataFrameModel):
+class RunsRunsSchema(LandingSchema):
     """One row per run."""
 
     source: Series[str] = pa.Field(isin=list(SOURCES), description="runfile | llama-bench | ollama | llama-server | vllm.")
@@ -79,12 +80,9 @@ class Runs(pa.DataFrameModel):
                                                              description="Context size the walk stopped at, tokens.")
     n_samples: Series[int] = pa.Field(ge=1, description="Samples landed for this run.")
 
-    class Config:
-        coerce = True
-        strict = False
 
 
-class Samples(pa.DataFrameModel):
+class RunsSamplesSchema(LandingSchema):
     """One row per repetition of one test of one run."""
 
     source: Series[str] = pa.Field(isin=list(SOURCES), description="As in runs.")
@@ -106,12 +104,9 @@ class Samples(pa.DataFrameModel):
     measured_at: Series[pd.Timestamp] = pa.Field(nullable=True, description="When the test ran (naive UTC).")
     test_key: Series[str] = pa.Field(nullable=True, description="Hash of the test's canonical record: equal keys are the same measurement.")
 
-    class Config:
-        coerce = True
-        strict = False
 
 
-class ContextRecall(pa.DataFrameModel):
+class RunsContextRecallSchema(LandingSchema):
     """One row per context size tried by a run's recall walk."""
 
     source: Series[str] = pa.Field(isin=list(SOURCES), description="As in runs.")
@@ -120,12 +115,9 @@ class ContextRecall(pa.DataFrameModel):
     context_tokens: Series[int] = pa.Field(ge=1, le=MAX_TOKENS, description="Context size tried, tokens.")
     is_recalled: Series[bool] = pa.Field(description="The planted fact was recalled at this size.")
 
-    class Config:
-        coerce = True
-        strict = False
 
 
-class Capabilities(pa.DataFrameModel):
+class RunsCapabilitiesSchema(LandingSchema):
     """One row per capability check of a run."""
 
     source: Series[str] = pa.Field(isin=list(SOURCES), description="As in runs.")
@@ -133,9 +125,6 @@ class Capabilities(pa.DataFrameModel):
     capability: Series[str] = pa.Field(description="Check name as given (e.g. tool_calling, json_mode).")
     has_passed: Series[bool] = pa.Field(description="The check passed.")
 
-    class Config:
-        coerce = True
-        strict = False
 
 
 def _naive(ts: datetime | None):
@@ -150,10 +139,10 @@ class RunsSource(Source):
     attribution = "Local benchmark runs contributed to Bench Warehouse"
     parser_version = "1"
     entities = (
-        Entity("runs", Runs, "One row per local benchmark run (run files and tool outputs)."),
-        Entity("samples", Samples, "One row per repetition of one test of a local run."),
-        Entity("context_recall", ContextRecall, "Context sizes a run's recall walk tried."),
-        Entity("capabilities", Capabilities, "Capability checks of a run."),
+        Entity("runs", RunsRunsSchema, "One row per local benchmark run (run files and tool outputs)."),
+        Entity("samples", RunsSamplesSchema, "One row per repetition of one test of a local run."),
+        Entity("context_recall", RunsContextRecallSchema, "Context sizes a run's recall walk tried."),
+        Entity("capabilities", RunsCapabilitiesSchema, "Capability checks of a run."),
     )
 
     def fetch(self, ctx: FetchContext) -> None:
@@ -201,9 +190,9 @@ def runs_to_frames(doc: dict, runs: list) -> dict[str, pd.DataFrame]:
         for c in run.capabilities:
             cap_rows.append({**key, "capability": c["name"], "has_passed": c["passed"]})
     frames = {
-        "runs": pd.DataFrame(run_rows, columns=list(Runs.to_schema().columns)),
-        "samples": pd.DataFrame(sample_rows, columns=list(Samples.to_schema().columns)),
-        "context_recall": pd.DataFrame(recall_rows, columns=list(ContextRecall.to_schema().columns)),
-        "capabilities": pd.DataFrame(cap_rows, columns=list(Capabilities.to_schema().columns)),
+        "runs": pd.DataFrame(run_rows, columns=list(RunsRunsSchema.to_schema().columns)),
+        "samples": pd.DataFrame(sample_rows, columns=list(RunsSamplesSchema.to_schema().columns)),
+        "context_recall": pd.DataFrame(recall_rows, columns=list(RunsContextRecallSchema.to_schema().columns)),
+        "capabilities": pd.DataFrame(cap_rows, columns=list(RunsCapabilitiesSchema.to_schema().columns)),
     }
     return frames
