@@ -1,4 +1,4 @@
-"""A backlog lands in batches (ingest/landing.py): the same rows, quarantine and ledger as landing
+"""A backlog lands in batches (ingest/landing/lander.py): the same rows, quarantine and ledger as landing
 each payload alone, and a payload failing as a whole still stops the source where it stands."""
 from __future__ import annotations
 

@@ -106,7 +106,7 @@ def test_scaffold_writes_every_piece_filled_in_and_marked(tmp_path, monkeypatch)
     body = (tmp_path / "ingest/snapshots/gpu_prices" / index[0]["file"]).read_bytes()
     entry = RawEntry(source="gpu_prices", url=index[0]["url"], fetched_at=index[0]["fetched_at"], status=200,
                      sha256=sha256_hex(body), bytes=len(body), ext="json", path="-")
-    valid, quarantined = validate_frame(src.parse(body, entry)["offers"], module.GpuPricesOffers)
+    valid, quarantined = validate_frame(src.parse(body, entry)["offers"], module.GpuPricesOffersSchema)
     assert len(valid) == 3 and quarantined == []
 
     # the dbt pieces name each other consistently
