@@ -12,6 +12,7 @@ import pytest
 
 from ingest.sources.runs import dsse
 from ingest.sources.runs.add import add_paths
+from ingest.sources.runs.errors import RunIntakeError
 from ingest.sources.runs.payload import payload_bytes
 from orchestration.cli import main
 from tests.hostile.generate import good_payload, lb_record
@@ -163,3 +164,15 @@ def test_a_backlog_lands_in_a_batch_and_stays_known(home, key, tmp_path):
     (home / "landing" / "runs" / "_known.jsonl").unlink(missing_ok=True)
     (tmp_path / "again.json").write_bytes((folder / "r07.json").read_bytes())
     assert add_paths([tmp_path / "again.json"], home)[0].status == "duplicate"
+
+
+def test_unusable_trusted_keys_stop_the_intake_with_one_line(home, key, tmp_path, capsys):
+    write_signed(tmp_path / "run.json", key)
+    (home / "trusted_keys.json").write_text('{"keys": [')
+    with pytest.raises(RunIntakeError, match="trusted_keys.json") as caught:
+        add_paths([tmp_path / "run.json"], home)
+    assert main(["runs", "add", str(tmp_path / "run.json"), "--no-publish"]) == 1
+    err = capsys.readouterr().err
+    assert err == f"benchwh: {caught.value}\n" and "\n" not in str(caught.value)
+    manifest = home / "raw" / "runs" / "manifest.jsonl"
+    assert not manifest.exists() or not manifest.read_text().strip()  # nothing received
