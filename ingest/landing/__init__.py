@@ -10,8 +10,8 @@
 from ingest.landing.lander import BATCH_PAYLOADS, BATCH_ROWS, SMALL_LANDING, Lander
 from ingest.landing.ledger import Ledger, PayloadOutcome
 from ingest.landing.parquet import landed_values_reader, model_column_types, write_parquet
-from ingest.landing.schema import LandingSchema
 from ingest.landing.rules import QUARANTINE_SHARE_LIMIT, volume_min_share, volume_reference, volume_short
+from ingest.landing.schema import LandingSchema
 from ingest.landing.validate import QUARANTINE_COLUMNS, SchemaLevelError, validate_frame, validate_pieces
 
 __all__ = [

@@ -18,8 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ingest.landing.ledger import Ledger, PayloadOutcome
-from ingest.landing.parquet import (distinct_values, model_column_types, parquet_columns, write_empty,
-                                    write_parquet)
+from ingest.landing.parquet import distinct_values, model_column_types, parquet_columns, write_empty, write_parquet
 from ingest.landing.rules import volume_min_share, volume_rule_text, volume_short
 from ingest.landing.validate import QUARANTINE_COLUMNS, quarantine_row, validate_pieces, write_quarantine
 from ingest.raw_store import RawEntry, RawStore, file_sha256, parse_iso

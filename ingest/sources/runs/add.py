@@ -26,13 +26,13 @@ import duckdb
 from ingest import config
 from ingest.landing import Lander
 from ingest.raw_store import RawStore, parse_iso, utc_iso
+from ingest.source import SourceFailed
 from ingest.sources.runs import dsse
 from ingest.sources.runs.errors import RunIntakeError, RunRejected
 from ingest.sources.runs.files import MAX_FILE_BYTES, Received, collect
 from ingest.sources.runs.intake import make_intake, parse_intake, validate_meta
 from ingest.sources.runs.payload import loads_strict
 from ingest.sources.runs.source import RunsSource
-from ingest.source import SourceFailed
 
 SOURCE = "runs"
 

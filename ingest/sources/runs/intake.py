@@ -23,7 +23,7 @@ from ingest.sources.runs import dsse, llamabench, tools
 from ingest.sources.runs.errors import RunRejected
 from ingest.sources.runs.model import ParsedRun, Sample, check_run, finite
 from ingest.sources.runs.payload import (MAX_GB, MAX_WATTS, check_name_text, check_not_future,
-                                 parse_rfc3339_utc, validate_payload)
+                                         parse_rfc3339_utc, validate_payload)
 from ingest.sources.runs.textutil import decode_text, json_objects
 
 FORMAT = "benchwh.intake/1"

@@ -14,7 +14,7 @@ from typing import Any
 
 from ingest.sources.runs.errors import RunRejected
 from ingest.sources.runs.payload import (MAX_BYTES, MAX_GB, MAX_GEN_TPS, MAX_MS, MAX_PROMPT_TPS, MAX_TOKENS,
-                                 MAX_WATTS, MAX_ENERGY_J, check_name_text, check_not_future)
+                                         MAX_WATTS, MAX_ENERGY_J, check_name_text, check_not_future)
 
 # every name a run carries, checked by one rule whatever format it came in (payload.check_name_text)
 NAME_FIELDS = ("gpu", "cpu", "os", "country", "engine_name", "engine_version", "engine_backend", "model_name",
