@@ -13,7 +13,7 @@ import dagster as dg
 from dagster_dbt import DagsterDbtTranslator, DagsterDbtTranslatorSettings, DbtCliResource, dbt_assets
 
 from ingest import config
-from orchestration.progress import count, progress
+from cli.progress import count, progress
 from orchestration.resources import MANIFEST_PATH, build_dir, build_path, ensure_manifest
 
 LAYERS = ("staging", "intermediate", "marts", "site", "audit")
@@ -120,7 +120,7 @@ def node_count() -> int:
 
 def built_summary(target: os.PathLike) -> str:
     """'55 models, 6 seeds built; 150 tests passed': each kind of dbt node counted by its name."""
-    from orchestration.progress import plural
+    from cli.progress import plural
 
     try:
         results = json.load(open(os.path.join(target, "run_results.json")))["results"]

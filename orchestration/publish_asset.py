@@ -6,8 +6,8 @@ from ingest.raw_store import RawStore
 from ingest import config
 from ingest.source import load_sources
 from orchestration.dbt_assets import dbt_build
-from orchestration.progress import progress
-from orchestration.publish import EXPORTED_SCHEMAS, PublishError, publish
+from cli.progress import progress
+from publish.publish import EXPORTED_SCHEMAS, PublishError, publish
 from orchestration.resources import build_dir, build_path
 
 PUBLISH_KEY = dg.AssetKey(["publish", "benchmarks_duckdb"])
@@ -53,7 +53,7 @@ def benchmarks_duckdb(context: dg.AssetExecutionContext) -> dg.MaterializeResult
     from orchestration.sensors import complete_inbox_reports
 
     complete_inbox_reports(config.published_path(), log=progress)
-    from orchestration.cli import resolution_report  # the same report `benchwh status` prints
+    from publish.report import resolution_report  # the same report `benchwh status` prints
     resolution = resolution_report(config.published_path()) or {"shares": [], "top_unresolved": []}
     return dg.MaterializeResult(metadata={
         "version": result["version"],

@@ -22,7 +22,7 @@ def dbt_executable() -> str:
 
 
 def guarded_dbt_executable() -> str:
-    """`benchwh-dbt` (orchestration/dbt_guard.py): dbt that dies with this process; plain dbt without it."""
+    """`benchwh-dbt` (cli/dbt_guard.py): dbt that dies with this process; plain dbt without it."""
     candidate = Path(sys.executable).parent / "benchwh-dbt"
     return str(candidate) if candidate.exists() else dbt_executable()
 
@@ -63,7 +63,7 @@ def ensure_manifest() -> Path:
     with open(MANIFEST_PATH.parent / ".parse.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if _project_files_newer_than(MANIFEST_PATH):
-            from orchestration.progress import progress
+            from cli.progress import progress
             progress("dbt: parsing the project (its files changed since the last parse)")
             proc = subprocess.run(
                 [dbt_executable(), "parse", "--project-dir", str(DBT_PROJECT_DIR), "--profiles-dir",

@@ -13,7 +13,7 @@ import pytest
 from ingest.runs import dsse
 from ingest.runs.add import add_paths
 from ingest.runs.payload import payload_bytes
-from orchestration.cli import main
+from cli.main import main
 from tests.hostile.generate import good_payload, lb_record
 
 

@@ -14,7 +14,7 @@ import pytest
 from ingest.runs import dsse
 from ingest.runs.add import receive
 from ingest.runs.files import collect
-from orchestration.cli import main
+from cli.main import main
 from tests.hostile.generate import cases
 
 CASES = cases()
