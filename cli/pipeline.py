@@ -83,6 +83,9 @@ def run_refresh(offline: bool = False, sources: list[str] | None = None,
         log("loading the pipeline (Dagster definitions, dbt manifest)")
         from dagster import DagsterInstance
 
+        from orchestration.manifest import prepare_manifest
+
+        prepare_manifest(log=log)  # the definitions load the dbt assets from it
         from orchestration.definitions import defs
         from orchestration.tags import fetch_tags
 
