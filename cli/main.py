@@ -64,7 +64,7 @@ def run_reference(run_id: str | None, error: str | None) -> str:
 def cmd_rollback(args) -> int:
     from cli.progress import progress
     from publish.publish import PublishError, rollback
-    from orchestration.publish_asset import sources_meta
+    from publish.report import sources_meta
 
     try:
         version = rollback(args.version, sources_meta(), progress)

@@ -1,9 +1,13 @@
-"""Reports read from the published file: which sources hold demo data, how many runs resolved,
-and where the runs of an added file went. `benchwh status`, `benchwh runs add`, the publish
-asset's metadata and the inbox reports all print these same lines."""
+"""What exports/manifest.json says of each source (`sources_meta`: publish and rollback), and
+reports read from the published file: which sources hold demo data, how many runs resolved, where
+the runs of an added file went. `benchwh status`, `benchwh runs add`, the publish asset's metadata
+and the inbox reports all print these same lines."""
 from __future__ import annotations
 
 import json
+
+from ingest import config
+
 
 def published_demo_sources(manifest_path) -> list[str]:
     """The sources whose rows in the published version are demo data (from exports/manifest.json)."""
@@ -95,3 +99,26 @@ def where_runs_went(accepted: list, published) -> list[str]:
 
 def _csv_field(value: str) -> str:
     return f'"{value.replace(chr(34), chr(34) * 2)}"' if any(c in value for c in ',"\n') else value
+
+
+def sources_meta() -> dict:
+    """License, attribution, vintage and last fetch of each source, for exports/manifest.json."""
+    from ingest.demo import demo_sources
+    from ingest.raw_store import RawStore
+    from ingest.source import load_sources
+
+    store = RawStore(config.raw_dir())
+    sources = load_sources()
+    demo = set(demo_sources(store, sources))
+    meta = {}
+    for name, src in sources.items():
+        fetched = [e.fetched_at for e in store.entries(name)]
+        meta[name] = {
+            "license": src.license,
+            "attribution": src.attribution,
+            "vintage": getattr(src, "vintage", None),
+            "last_fetch": max(fetched) if fetched else None,
+            # replayed from the bundled recordings (`refresh --offline`): made-up demo rows
+            "demo": name in demo,
+        }
+    return meta
