@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 SCALE ?= 0.02
 
-.PHONY: install browser refresh test bench dev clean
+.PHONY: install manifest browser refresh test bench dev clean
 
 $(STAMP): requirements.lock pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -13,7 +13,12 @@ $(STAMP): requirements.lock pyproject.toml
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 	@touch $(STAMP)
 
-install: $(STAMP) browser
+install: $(STAMP) manifest browser
+
+## The dbt manifest the Dagster definitions load (orchestration/manifest.py): parsed only when the
+## dbt project's files changed since it was written.
+manifest: $(STAMP)
+	$(BIN)/python -m orchestration.manifest
 
 ## The site tests drive Debian's headless Chromium through its chromedriver (nothing is downloaded
 ## at test time): install both with apt-get when either is missing.

@@ -8,21 +8,14 @@ the latest landing of every source.
 
 import dagster as dg
 
-from ingest import config, demo, freshness
-from ingest.landing import QUARANTINE_SHARE_LIMIT, Lander, PayloadOutcome, landed_values_reader, volume_short
-from ingest.landing.rules import volume_rule_text
+from ingest import config, demo
+from ingest.landing import Lander, landed_values_reader
 from ingest.raw_store import RawStore, parse_iso
 from ingest.replay import has_recording, newest_recording_time, replay_into_store
 from ingest.source import FetchContext, Source, SourceFailed, load_sources
-from orchestration.progress import count, landing_log, progress
-
-SOURCES_TAG = "benchwh/sources"
-OFFLINE_TAG = "benchwh/offline"
-
-
-def landing_key(source: str, entity: str) -> dg.AssetKey:
-    return dg.AssetKey(["landing", source, entity])
-
+from cli.progress import count, landing_log, progress
+from orchestration.checks import check_results, landing_check_specs, landing_key
+from orchestration.tags import OFFLINE_TAG, SOURCES_TAG
 
 def selected_for_fetch(tags: dict, source: Source) -> bool:
     wanted = tags.get(SOURCES_TAG, "all")
@@ -90,62 +83,6 @@ def _rejected_line(store: RawStore, entry, reason: str | None) -> str:
     return f"raw/{entry.path}: {reason} (first bytes: {head!r})"
 
 
-def check_results(source: Source, outcomes: list[PayloadOutcome], store: RawStore, lander: Lander,
-                  offline: bool, fetched: bool) -> list[dg.AssetCheckResult]:
-    """Volume, quarantine share and freshness, one result per entity (blocking publish)."""
-    results = []
-    history = [o for o in lander.outcomes(source.name) if o.status == "landed"]
-    # the verdict `status` and `sources list` give (recorded data judged as of its recording)
-    fresh = freshness.verdict(source, store, lander)
-    age_h = fresh.age_hours
-    for ent in source.entities:
-        key = landing_key(source.name, ent.name)
-        landed = sum(o.landed.get(ent.name, 0) for o in outcomes)
-        quarantined = sum(o.quarantined.get(ent.name, 0) for o in outcomes)
-        parsed = sum(o.parsed.get(ent.name, 0) for o in outcomes)
-        share = quarantined / parsed if parsed else 0.0
-        results.append(dg.AssetCheckResult(
-            asset_key=key, check_name="quarantine_share", passed=share <= QUARANTINE_SHARE_LIMIT,
-            metadata={"parsed": parsed, "quarantined": quarantined, "share": round(share, 4)},
-            description=f"{quarantined} of {parsed} new records quarantined (limit {QUARANTINE_SHARE_LIMIT:.0%})",
-        ))
-        previous = [o.landed.get(ent.name, 0) for o in history]
-        if source.kind == "snapshot" and len(previous) >= 2:
-            # the same robust rule as landing: the median of the last good landings before it
-            latest = previous[-1]
-            short, before = volume_short(source, latest, previous[:-1])
-            volume_ok = not short
-            volume_desc = f"latest landing {latest} rows, median of the previous ones {before}"
-        else:
-            volume_ok = True
-            volume_desc = f"{landed} rows landed this run"
-        results.append(dg.AssetCheckResult(
-            asset_key=key, check_name="volume", passed=volume_ok,
-            metadata={"landed_this_run": landed}, description=volume_desc,
-        ))
-        if not source.scheduled:
-            fresh_ok, severity, desc = True, dg.AssetCheckSeverity.WARN, "fed by files, no schedule"
-        elif age_h is None and fetched and outcomes and not any(o.status == "landed" for o in outcomes):
-            # this run fetched payloads and none landed, and nothing good landed before (or it was
-            # demo data, dropped by this live run): upstream changed shape, block as stale
-            fresh_ok, severity = False, dg.AssetCheckSeverity.ERROR
-            desc = f"no good fetch at all: this run's {len(outcomes)} payloads landed nothing"
-        elif age_h is None:
-            # nothing landed yet, so nothing stale: the marts simply lack this source
-            fresh_ok, severity, desc = False, dg.AssetCheckSeverity.WARN, "never fetched"
-        else:
-            fresh_ok = age_h <= source.freshness_warn_hours
-            # Stale data blocks publish only when this run tried to fetch the source and still has
-            # nothing newer; a run that leaves the source alone (`--source`, `runs add`) only warns.
-            severity = (dg.AssetCheckSeverity.ERROR if fetched and age_h > source.freshness_error_hours
-                        else dg.AssetCheckSeverity.WARN)
-            desc = f"{fresh.line} (warn {source.freshness_warn_hours} h, error {source.freshness_error_hours} h)"
-        results.append(dg.AssetCheckResult(
-            asset_key=key, check_name="freshness", passed=fresh_ok, severity=severity, description=desc,
-        ))
-    return results
-
-
 def build_landing_asset(source: Source) -> dg.AssetsDefinition:
     specs = [
         dg.AssetSpec(landing_key(source.name, ent.name), group_name="landing",
@@ -154,17 +91,8 @@ def build_landing_asset(source: Source) -> dg.AssetsDefinition:
                      kinds={"parquet", "pandera"})
         for ent in source.entities
     ]
-    check_specs = [
-        dg.AssetCheckSpec(name, asset=landing_key(source.name, ent.name), blocking=True, description=desc)
-        for ent in source.entities
-        for name, desc in (
-            ("volume", f"a snapshot has at least {volume_rule_text()} the rows of the previous one"),
-            ("quarantine_share", f"at most {QUARANTINE_SHARE_LIMIT:.0%} of new records quarantined"),
-            ("freshness", "the last good fetch is within the source's declared freshness"),
-        )
-    ]
 
-    @dg.multi_asset(name=f"land_{source.name}", specs=specs, check_specs=check_specs,
+    @dg.multi_asset(name=f"land_{source.name}", specs=specs, check_specs=landing_check_specs(source),
                     description=f"Fetch {source.name} into the raw store, validate and land Parquet.")
     def _land(context: dg.AssetExecutionContext):
         tags = context.run.tags

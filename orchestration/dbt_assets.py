@@ -13,8 +13,9 @@ import dagster as dg
 from dagster_dbt import DagsterDbtTranslator, DagsterDbtTranslatorSettings, DbtCliResource, dbt_assets
 
 from ingest import config
-from orchestration.progress import count, progress
-from orchestration.resources import MANIFEST_PATH, build_dir, build_path, ensure_manifest
+from cli.progress import count, progress
+from orchestration.manifest import DBT_PROJECT, MANIFEST_PATH, prepare_if_dev
+from orchestration.resources import build_dir, build_path
 
 LAYERS = ("staging", "intermediate", "marts", "site", "audit")
 
@@ -120,7 +121,7 @@ def node_count() -> int:
 
 def built_summary(target: os.PathLike) -> str:
     """'55 models, 6 seeds built; 150 tests passed': each kind of dbt node counted by its name."""
-    from orchestration.progress import plural
+    from cli.progress import plural
 
     try:
         results = json.load(open(os.path.join(target, "run_results.json")))["results"]
@@ -154,7 +155,8 @@ def remove_build(run_id: str) -> None:
     shutil.rmtree(build_dir() / f"{run_id}-target", ignore_errors=True)
 
 
-ensure_manifest()
+# dagster-dbt's way: re-parsed under `dagster dev`, else the manifest a command prepared
+prepare_if_dev()
 
 
 def damage_stops_the_build() -> None:
@@ -168,7 +170,7 @@ def damage_stops_the_build() -> None:
         raise dg.Failure(description=f"damage found, nothing published: {problems[0]}{more}")
 
 
-@dbt_assets(manifest=MANIFEST_PATH, dagster_dbt_translator=BenchTranslator(
+@dbt_assets(manifest=MANIFEST_PATH, project=DBT_PROJECT, dagster_dbt_translator=BenchTranslator(
     settings=DagsterDbtTranslatorSettings(enable_asset_checks=True)), name="dbt_build")
 def dbt_build(context: dg.AssetExecutionContext, dbt: DbtCliResource):
     """Build staging → marts/site/audit into warehouse/build/<run id>.duckdb, with dbt tests."""

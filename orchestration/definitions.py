@@ -7,11 +7,7 @@ from orchestration.jobs import refresh_job, refresh_offline_job
 from orchestration.publish_asset import benchmarks_duckdb
 from orchestration.resources import dbt_resource
 from orchestration.schedules import schedules
-
-try:
-    from orchestration.sensors import sensors
-except ImportError:  # the inbox sensor module is optional until local runs land
-    sensors = []
+from orchestration.sensors import sensors
 
 defs = dg.Definitions(
     assets=[*landing_assets(), dbt_build, benchmarks_duckdb],

@@ -5,6 +5,7 @@ import os
 from pathlib import Path
 
 from ingest import config
+from orchestration.tags import SERIAL_TAG
 
 DAGSTER_YAML = """\
 # Written by benchwh: refresh runs are serialised (one publish at a time).
@@ -13,7 +14,7 @@ run_coordinator:
   class: GuardedRunCoordinator
   config:
     tag_concurrency_limits:
-      - key: "benchwh/serial"
+      - key: "{serial_tag}"
         limit: 1
 telemetry:
   enabled: false
@@ -21,7 +22,7 @@ telemetry:
 compute_logs:
   module: dagster._core.storage.noop_compute_log_manager
   class: NoOpComputeLogManager
-"""
+""".format(serial_tag=SERIAL_TAG)
 
 
 def dagster_home() -> Path:

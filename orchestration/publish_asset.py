@@ -2,36 +2,14 @@
 
 import dagster as dg
 
-from ingest.raw_store import RawStore
+from cli.progress import progress
 from ingest import config
-from ingest.source import load_sources
 from orchestration.dbt_assets import dbt_build
-from orchestration.progress import progress
-from orchestration.publish import EXPORTED_SCHEMAS, PublishError, publish
 from orchestration.resources import build_dir, build_path
+from publish.publish import EXPORTED_SCHEMAS, PublishError, publish
+from publish.report import sources_meta
 
 PUBLISH_KEY = dg.AssetKey(["publish", "benchmarks_duckdb"])
-
-
-def sources_meta() -> dict:
-    """License, attribution, vintage and last fetch of each source, for exports/manifest.json."""
-    from ingest.demo import demo_sources
-
-    store = RawStore(config.raw_dir())
-    sources = load_sources()
-    demo = set(demo_sources(store, sources))
-    meta = {}
-    for name, src in sources.items():
-        fetched = [e.fetched_at for e in store.entries(name)]
-        meta[name] = {
-            "license": src.license,
-            "attribution": src.attribution,
-            "vintage": getattr(src, "vintage", None),
-            "last_fetch": max(fetched) if fetched else None,
-            # replayed from the bundled recordings (`refresh --offline`): made-up demo rows
-            "demo": name in demo,
-        }
-    return meta
 
 
 @dg.asset(key=PUBLISH_KEY, deps=list(dbt_build.keys), group_name="publish", kinds={"duckdb", "parquet"},
@@ -53,7 +31,7 @@ def benchmarks_duckdb(context: dg.AssetExecutionContext) -> dg.MaterializeResult
     from orchestration.sensors import complete_inbox_reports
 
     complete_inbox_reports(config.published_path(), log=progress)
-    from orchestration.cli import resolution_report  # the same report `benchwh status` prints
+    from publish.report import resolution_report  # the same report `benchwh status` prints
     resolution = resolution_report(config.published_path()) or {"shares": [], "top_unresolved": []}
     return dg.MaterializeResult(metadata={
         "version": result["version"],

@@ -21,8 +21,8 @@ from pathlib import Path
 import dagster as dg
 
 from ingest import config
+from orchestration.tags import fetch_tags
 
-SOURCES_TAG = "benchwh/sources"
 REMEMBER = 5000
 
 
@@ -117,7 +117,7 @@ def complete_inbox_reports(published: Path, log=print) -> int:
     rebuild (unresolved names with the alias line that maps them, in the site tables or why not)."""
     from types import SimpleNamespace
 
-    from orchestration.runs_cli import where_runs_went
+    from publish.report import where_runs_went
 
     pending, processed = inbox_dir() / PENDING_REPORTS, inbox_dir() / "processed"
     try:
@@ -217,7 +217,7 @@ def inbox_sensor(context: dg.SensorEvaluationContext):
         return dg.SkipReason(f"nothing new: {counts['duplicate']} duplicate, {counts['rejected']} rejected")
     batch = json.loads(cursor)["batches"]
     digest = hashlib.sha256("\n".join(sorted(r.name for r in results)).encode()).hexdigest()[:12]
-    return dg.RunRequest(run_key=f"inbox-{batch}-{digest}", tags={SOURCES_TAG: "none", "benchwh/offline": "0"})
+    return dg.RunRequest(run_key=f"inbox-{batch}-{digest}", tags=fetch_tags([], offline=False))
 
 
 sensors = [inbox_sensor]

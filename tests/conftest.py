@@ -8,6 +8,14 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = PROJECT_ROOT.parent / "shared" / "data"
 
 
+def pytest_sessionstart(session) -> None:
+    """Tests load the Dagster definitions, which read a prepared dbt manifest (never parsed on
+    import): prepare it as `make install` does, parsing only when the dbt project changed."""
+    from orchestration.manifest import prepare_manifest
+
+    prepare_manifest()
+
+
 @pytest.fixture
 def shared_data() -> Path:
     """The real public data beside the project; tests using it skip when it is absent."""

@@ -60,7 +60,7 @@ class Project:
         bin_dir = root / "bin"
         bin_dir.mkdir()
         py = f'"{sys.executable}"'
-        write_shim(bin_dir, "benchwh", f"{py} -m orchestration.cli")
+        write_shim(bin_dir, "benchwh", f"{py} -m cli.main")
         write_shim(bin_dir, "pytest", f"{py} -m pytest -p no:cacheprovider")
         write_shim(bin_dir, "python", py)
         env = {k: v for k, v in os.environ.items()
@@ -82,7 +82,7 @@ class Project:
                               capture_output=True, text=True, timeout=timeout)
 
     def benchwh(self, *args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "orchestration.cli", *args], cwd=self.copy, env=self.env,
+        return subprocess.run([sys.executable, "-m", "cli.main", *args], cwd=self.copy, env=self.env,
                               capture_output=True, text=True, timeout=600)
 
 

@@ -11,7 +11,7 @@ import pytest
 from ingest.bench.stats import median
 from ingest.sources.runs import dsse
 from ingest.sources.runs.payload import validate_payload
-from orchestration.bench_cli import main
+from cli.bench import main
 from tests.loopback import LoopbackServer, Reply
 from tests.openai_server import OpenAIServer, OpenAIServerConfig
 

@@ -12,7 +12,7 @@ from bs4 import BeautifulSoup
 
 from ingest.sources.runs import dsse
 from ingest.sources.runs.payload import payload_bytes
-from orchestration.publish import list_history, read_version
+from publish.publish import list_history, read_version
 from tests.hostile.generate import good_payload
 from tests.pipeline_helpers import run_benchwh
 

@@ -24,7 +24,7 @@ def test_example_payload_validates():
 
 def test_runs_sign_of_the_example_payload_gives_the_example_envelope(tmp_path):
     out = tmp_path / "signed.json"
-    proc = subprocess.run([sys.executable, "-m", "orchestration.cli", "runs", "sign",
+    proc = subprocess.run([sys.executable, "-m", "cli.main", "runs", "sign",
                            str(EXAMPLES / "run-payload.json"), "--key", str(EXAMPLES / "example_ed25519.pem"),
                            "--out", str(out)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr

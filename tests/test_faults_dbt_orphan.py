@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from orchestration import publish as pub
+from publish import publish as pub
 from tests.faults import files_outside
 from tests.pipeline_helpers import BENCHWH, benchwh_env, file_sha256
 
@@ -17,7 +17,7 @@ pytestmark = pytest.mark.slow
 
 
 def _alive(pid: int) -> bool:
-    from orchestration.verify import pid_alive
+    from publish.verify import pid_alive
 
     return pid_alive(pid)
 

@@ -9,8 +9,8 @@ import sys
 
 import duckdb
 
-from orchestration import publish as pub
-from orchestration import verify
+from publish import publish as pub
+from publish import verify
 from tests.faults import files_outside
 from tests.pipeline_helpers import BENCHWH, benchwh_env, file_sha256, run_benchwh
 from tests.test_publish import make_build
@@ -18,7 +18,7 @@ from tests.test_publish import make_build
 PUBLISH_WITH_FAULT = """
 import sys
 from pathlib import Path
-from orchestration.publish import publish
+from publish.publish import publish
 publish(Path(sys.argv[1]), {}, print, if_changed=False)  # the same tables as published: copied all the same
 """
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from orchestration import publish as pub
+from publish import publish as pub
 from tests.pipeline_helpers import file_sha256, run_benchwh
 
 READER = r"""
@@ -137,7 +137,7 @@ def test_refreshes_are_serialised_by_the_home_lock(tmp_path, monkeypatch):
     monkeypatch.setenv("BENCHWH_HOME", str(tmp_path))
     child = (
         "import sys, time\n"
-        "from orchestration.publish import home_lock\n"
+        "from publish.publish import home_lock\n"
         "with home_lock('refresh', lambda m: print(m, flush=True)):\n"
         "    print('acquired', time.monotonic(), flush=True)\n"
     )

@@ -112,10 +112,10 @@ def test_dbt_unit_tests_all_ran_in_the_ci_build(offline_home):
     """The CI build runs every dbt unit test (nightly builds skip them); the build passed, so they passed."""
     import re
 
-    from orchestration.resources import MANIFEST_PATH, ensure_manifest
+    from orchestration.manifest import MANIFEST_PATH, prepare_manifest
 
     home, _ = offline_home
-    ensure_manifest()
+    prepare_manifest()
     manifest = json.loads(MANIFEST_PATH.read_text())
     declared = len(manifest.get("unit_tests", {}))
     log = max((home / "logs").glob("dbt-*.log"), key=lambda p: p.stat().st_mtime).read_text()

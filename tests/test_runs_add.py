@@ -14,7 +14,7 @@ from ingest.sources.runs import dsse
 from ingest.sources.runs.add import add_paths
 from ingest.sources.runs.errors import RunIntakeError
 from ingest.sources.runs.payload import payload_bytes
-from orchestration.cli import main
+from cli.main import main
 from tests.hostile.generate import good_payload, lb_record
 
 

@@ -14,7 +14,7 @@ import pytest
 from ingest.sources.runs import dsse
 from ingest.sources.runs.add import receive
 from ingest.sources.runs.files import collect
-from orchestration.cli import main
+from cli.main import main
 from tests.hostile.generate import cases
 
 CASES = cases()

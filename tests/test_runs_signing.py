@@ -12,7 +12,7 @@ import pytest
 from ingest.sources.runs import dsse
 from ingest.sources.runs.errors import RunRejected
 from ingest.sources.runs.payload import build_payload, payload_bytes, validate_payload
-from orchestration.cli import main
+from cli.main import main
 from tests.hostile.generate import good_payload
 
 

@@ -22,8 +22,8 @@ from ingest.landing import Lander, validate_frame
 from ingest.raw_store import RawEntry, RawStore, sha256_hex
 from ingest.replay import replay_into_store
 from ingest.source import load_sources
-from orchestration.cli import main
-from orchestration.sources_cli import freshness
+from cli.main import main
+from cli.sources import freshness
 
 RECORDED_AT = datetime(2026, 11, 29, 6, 0, tzinfo=timezone.utc)
 

@@ -151,9 +151,9 @@ def test_parse_makes_no_network_call(source, monkeypatch):
 
 @pytest.fixture(scope="module")
 def manifest() -> dict:
-    from orchestration.resources import ensure_manifest
+    from orchestration.manifest import prepare_manifest
 
-    return json.loads(Path(ensure_manifest()).read_text())
+    return json.loads(Path(prepare_manifest()).read_text())
 
 
 def staging_models_of(manifest: dict, source: Source) -> dict[str, str]:

@@ -9,7 +9,7 @@ from ingest import config
 
 
 def _user_error(message: str):
-    from orchestration.cli import UserError
+    from cli.main import UserError
 
     return UserError(message)
 
@@ -54,7 +54,7 @@ def cmd_site_serve(args) -> int:
 
 
 def cmd_docs(args) -> int:
-    from orchestration.docs import DocsError, generate_docs
+    from cli.docs import DocsError, generate_docs
 
     try:
         target = generate_docs()
@@ -66,7 +66,7 @@ def cmd_docs(args) -> int:
 
 
 def cmd_diff(args) -> int:
-    from orchestration.diff import DiffError, diff_versions, format_text, resolve_versions
+    from publish.diff import DiffError, diff_versions, format_text, resolve_versions
 
     try:
         old, new = resolve_versions(args.old, args.new)

@@ -10,7 +10,7 @@ import tempfile
 from pathlib import Path
 
 from ingest import config
-from orchestration.publish import exports_dir, home_lock, read_version
+from publish.publish import exports_dir, home_lock, read_version
 from orchestration.resources import DBT_PROJECT_DIR, dbt_env, dbt_executable
 
 

@@ -1,4 +1,4 @@
-"""`benchwh keys generate|trust` and `benchwh runs sign|add` (registered by orchestration/cli.py).
+"""`benchwh keys generate|trust` and `benchwh runs sign|add` (registered by cli/main.py).
 
 Every handler returns an exit code; user mistakes are one line on stderr (exit 2).
 """
@@ -117,7 +117,7 @@ def cmd_runs_add(args) -> int:
     accepted = [r for r in results if r.status == "accepted"]
     rejected = [r for r in results if r.status == "rejected"]
     if accepted and not args.no_publish:
-        from orchestration.pipeline import run_refresh
+        from cli.pipeline import run_refresh
 
         try:
             result = run_refresh(sources=[], offline=True)
@@ -133,67 +133,11 @@ def cmd_runs_add(args) -> int:
             print(f"no table changed: published version {version} stays")
         else:
             print(f"published{' ' + version if version else ''} -> {config.published_path()}")
+        from publish.report import where_runs_went
+
         for line in where_runs_went(accepted, config.published_path()):
             print(line)
     return 1 if rejected else 0
-
-
-ALIAS_SEEDS = {"hardware": "hardware_aliases.csv", "model": "model_aliases.csv", "quant": "quantization_aliases.csv"}
-SITE_TRUST = ("signed", "source")
-
-
-def where_runs_went(accepted: list, published) -> list[str]:
-    """Per accepted file, after the rebuild: names that did not resolve (with the closest catalogue
-    entry and the alias line that would map them) and whether its runs reach the site tables."""
-    import duckdb
-
-    run_ids = sorted({rid for r in accepted for rid in r.runs})
-    if not run_ids:
-        return []
-    con = duckdb.connect(str(published), read_only=True)
-    try:
-        rows = con.execute(
-            "SELECT source_run_id, any_value(trust), any_value(raw_hardware_name), "
-            "any_value(coalesce(raw_model_name, model_file_name)), any_value(coalesce(raw_quant, model_file_name)), "
-            "bool_and(is_duplicate OR is_resubmission) FROM marts.fct_speed_measurements "
-            "WHERE source_run_id IN (SELECT unnest(?)) GROUP BY 1", [run_ids]).fetchall()
-        measured = {r[0]: r[1:] for r in rows}
-        names = {n for r in rows for n in r[2:5] if n}
-        unresolved = {(k, n): c for k, n, c in con.execute(
-            "SELECT kind, raw_name, any_value(closest_match) FROM audit.unresolved_names "
-            "WHERE raw_name IN (SELECT unnest(?)) GROUP BY 1, 2", [sorted(names)]).fetchall()}
-    finally:
-        con.close()
-    lines = []
-    for res in accepted:
-        problems, reasons = [], []
-        for rid in res.runs:
-            if rid not in measured:
-                reasons.append(f"run {rid} has no speed measurements")
-                continue
-            trust, hardware, model, quant, duplicate = measured[rid]
-            if trust not in SITE_TRUST:
-                reasons.append(f"it is {trust} (sign it with a key in trusted_keys.json)")
-            if duplicate:
-                reasons.append("its measurements were already published from another file")
-            for kind, name in (("hardware", hardware), ("model", model), ("quant", quant)):
-                if (kind, name) in unresolved:
-                    closest = unresolved[(kind, name)]
-                    fix = (f"; to map it, add to dbt_project/seeds/{ALIAS_SEEDS[kind]}: "
-                           f"{_csv_field(name)},{closest},<where the name comes from>" if closest else "")
-                    problems.append(f"{kind} name {name!r} did not resolve (closest: {closest or 'none'}){fix}")
-        for p in dict.fromkeys(problems):
-            lines.append(f"{res.name}: {p}")
-        if reasons:
-            lines.append(f"{res.name}: not in the site tables: {'; '.join(dict.fromkeys(reasons))}")
-        else:
-            under = " (under a provisional name until the names above are mapped)" if problems else ""
-            lines.append(f"{res.name}: in the site tables{under}")
-    return lines
-
-
-def _csv_field(value: str) -> str:
-    return f'"{value.replace(chr(34), chr(34) * 2)}"' if any(c in value for c in ',"\n') else value
 
 
 def register(subparsers) -> None:

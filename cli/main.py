@@ -2,15 +2,12 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import os
 import sys
 
 from ingest import config
 
-EXTRA_COMMANDS = ("orchestration.runs_cli", "orchestration.bench_cli", "orchestration.sources_cli",
-                  "orchestration.site_cli", "orchestration.dev_cli")
 
 
 class UserError(Exception):
@@ -19,8 +16,8 @@ class UserError(Exception):
 
 def cmd_refresh(args) -> int:
     from ingest.source import load_sources, metadata_todos
-    from orchestration.pipeline import run_refresh
-    from orchestration.progress import plural, progress
+    from cli.pipeline import run_refresh
+    from cli.progress import plural, progress
 
     known = load_sources()
     for name in args.source or []:
@@ -65,9 +62,9 @@ def run_reference(run_id: str | None, error: str | None) -> str:
 
 
 def cmd_rollback(args) -> int:
-    from orchestration.progress import progress
-    from orchestration.publish import PublishError, rollback
-    from orchestration.publish_asset import sources_meta
+    from cli.progress import progress
+    from publish.publish import PublishError, rollback
+    from publish.report import sources_meta
 
     try:
         version = rollback(args.version, sources_meta(), progress)
@@ -82,9 +79,10 @@ def cmd_status(args) -> int:
     from ingest.landing import Lander
     from ingest.raw_store import RawStore
     from ingest.source import load_sources
-    from orchestration.progress import plural
-    from orchestration.publish import exports_dir, list_history, read_version
-    from orchestration.verify import check_published
+    from cli.progress import plural
+    from publish.publish import exports_dir, list_history, read_version
+    from publish.report import published_demo_sources, resolution_report
+    from publish.verify import check_published
 
     version = read_version(config.published_path())
     check = check_published(full=args.verify)
@@ -145,40 +143,6 @@ def cmd_status(args) -> int:
     return 0 if check["ok"] else 1
 
 
-def published_demo_sources(manifest_path) -> list[str]:
-    """The sources whose rows in the published version are demo data (from exports/manifest.json)."""
-    try:
-        return list(json.loads(manifest_path.read_text()).get("demo_data") or [])
-    except (OSError, ValueError):
-        return []
-
-
-def resolution_report(published, top: int = 10) -> dict | None:
-    """Share of runs resolved per source and the most frequent unresolved names (audit schema)."""
-    import duckdb
-
-    try:
-        con = duckdb.connect(str(published), read_only=True)
-    except duckdb.Error:
-        return None
-    try:
-        def rows(sql: str) -> list[dict]:
-            cur = con.execute(sql)
-            names = [d[0] for d in cur.description]
-            return [dict(zip(names, r)) for r in cur.fetchall()]
-        return {
-            "shares": rows("select * from audit.resolution_shares order by source"),
-            "top_unresolved": rows(f"""
-                select source, kind, raw_name, occurrences, closest_match, alias_line
-                from audit.unresolved_names where kind in ('hardware', 'model', 'quant')
-                order by occurrences desc, source, kind, raw_name limit {int(top)}"""),
-        }
-    except duckdb.CatalogException:  # a warehouse published before the resolution report existed
-        return None
-    finally:
-        con.close()
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="benchwh", description="Bench Warehouse: LLM inference benchmarks.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -200,14 +164,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="read every table of the published file (default: checksum against history/index.json)")
     p.set_defaults(func=cmd_status)
 
-    for module in EXTRA_COMMANDS:
-        try:
-            mod = importlib.import_module(module)
-        except ModuleNotFoundError as exc:
-            if exc.name == module:
-                continue
-            raise
-        mod.register(sub)
+    from cli import bench, dev, runs, site, sources
+
+    for group in (runs, bench, sources, site, dev):
+        group.register(sub)
     return parser
 
 
@@ -257,6 +217,6 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     # run through the package module, so extra commands raise the same UserError class
-    from orchestration.cli import main as package_main
+    from cli.main import main as package_main
 
     sys.exit(package_main())

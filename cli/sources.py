@@ -13,10 +13,10 @@ from ingest import config
 
 
 def user_error(message: str) -> int:
-    """One line on stderr, exit 2: what orchestration.cli does with a UserError.
+    """One line on stderr, exit 2: what cli.main does with a UserError.
 
-    Printed here rather than raised, because under `python -m orchestration.cli` the running
-    module is __main__ and would not catch orchestration.cli.UserError.
+    Printed here rather than raised, because under `python -m cli.main` the running
+    module is __main__ and would not catch cli.main.UserError.
     """
     print(f"benchwh: {message}", file=sys.stderr)
     return 2

@@ -26,9 +26,12 @@ def dagster_dev_command(host: str, port: int) -> list[str]:
 
 
 def cmd_dev(args) -> int:
+    from cli.progress import progress
     from orchestration.instance import ensure_dagster_home
+    from orchestration.manifest import prepare_manifest
 
     home = ensure_dagster_home()
+    prepare_manifest(log=progress)  # a parse error is one line here, before the UI starts
     print(f"benchwh dev: Dagster UI on http://{args.host}:{args.port} "
           f"(DAGSTER_HOME={home}, warehouse {config.home()}); Ctrl-C stops it", file=sys.stderr, flush=True)
     env = {**os.environ, "DAGSTER_HOME": str(home), "BENCHWH_HOME": str(config.home())}

@@ -18,7 +18,7 @@ from typing import Callable, Iterator
 import duckdb
 
 from ingest import config
-from orchestration.verify import (DamagedFile, copy_verified, disk_error, fault, fsync_dir, index_path, load_index,
+from publish.verify import (DamagedFile, copy_verified, disk_error, fault, fsync_dir, index_path, load_index,
                                   pid_alive, record_in_index, write_atomically)
 
 PUBLISHED_SCHEMAS = ("marts", "site", "audit")
@@ -125,7 +125,7 @@ def publish(build_file: Path, sources_meta: dict, log: Callable[[str], None], if
     With `if_changed` (what refreshes do), a build whose tables equal the published ones is not
     published: the result says `unchanged` and names the version that stays.
     """
-    from orchestration.diff import diff_files
+    from publish.diff import diff_files
 
     build_file = Path(build_file)
     finalize_build(build_file)
@@ -188,7 +188,7 @@ def write_exports(published: Path, inventory: dict, version: dict, sources_meta:
                   changes: dict | None = None) -> None:
     """Each marts/site table to exports/<table>.parquet, then exports/manifest.json last.
 
-    `changes` is the diff against the version this one replaced (orchestration/diff.py), None for
+    `changes` is the diff against the version this one replaced (publish/diff.py), None for
     a first publish or a rollback. A `docs` entry of the previous manifest is kept while the docs
     folder is there (`benchwh docs` regenerates it for the new version).
     """

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ingest import config
-from orchestration.progress import progress
+from cli.progress import progress
 
 
 @dataclass
@@ -68,8 +68,8 @@ def run_refresh(offline: bool = False, sources: list[str] | None = None,
                 log: Callable[[str], None] = progress) -> RefreshResult:
     """Fetch (all sources, the named ones, or none when sources == []), land, build, audit, publish."""
     from orchestration.instance import ensure_dagster_home
-    from orchestration.publish import clean_abandoned_builds, home_lock
-    from orchestration.verify import check_published, disk_full_line, sweep_temporaries
+    from publish.publish import clean_abandoned_builds, home_lock
+    from publish.verify import check_published, disk_full_line, sweep_temporaries
 
     started = time.monotonic()
     ensure_dagster_home()
@@ -83,15 +83,18 @@ def run_refresh(offline: bool = False, sources: list[str] | None = None,
         log("loading the pipeline (Dagster definitions, dbt manifest)")
         from dagster import DagsterInstance
 
-        from orchestration.definitions import defs
+        from orchestration.manifest import prepare_manifest
 
-        tag_sources = "all" if sources is None else (",".join(sources) if sources else "none")
+        prepare_manifest(log=log)  # the definitions load the dbt assets from it
+        from orchestration.definitions import defs
+        from orchestration.tags import fetch_tags
+
         job = defs.resolve_job_def("refresh")
         try:
             with DagsterInstance.get() as instance:
                 result = job.execute_in_process(
                     instance=instance, raise_on_error=False,
-                    tags={"benchwh/sources": tag_sources, "benchwh/offline": "1" if offline else "0"},
+                    tags=fetch_tags(sources, offline),
                     run_config={"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}},
                 )
         except Exception as exc:

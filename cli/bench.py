@@ -95,12 +95,8 @@ def handle(args: argparse.Namespace) -> int:
 
 def submit(path: Path) -> int:
     """Land the file now, through the same code path as `benchwh runs add PATH`."""
-    try:
-        from orchestration import runs_cli
-    except ImportError:
-        print("benchwh bench: --submit: `benchwh runs add` is not available in this install; "
-              f"the run file is {path}", file=sys.stderr)
-        return 1
+    from cli import runs as runs_cli
+
     parser = argparse.ArgumentParser(prog="benchwh")
     sub = parser.add_subparsers(dest="command")
     runs_cli.register(sub)
@@ -110,7 +106,7 @@ def submit(path: Path) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run `bench` alone (python -m orchestration.bench_cli ...), for tests and before cli.py wires it."""
+    """Run `bench` alone (python -m cli.bench ...), for tests and before cli.py wires it."""
     parser = argparse.ArgumentParser(prog="benchwh")
     sub = parser.add_subparsers(dest="command", required=True)
     register(sub)

@@ -1,0 +1,1 @@
+"""Publishing a build: the atomic swap, history and rollback (publish.py), verified copies (verify.py), what changed (diff.py), reports on the published file (report.py). Plain Python, no Dagster: the publish asset and the command line both call it."""
