@@ -21,7 +21,7 @@ from ingest.http import PoliteClient
 from ingest.raw_store import RawStore
 from ingest.source import FetchContext
 from ingest.sources.localscore import LocalScoreSource, result_id_from_url
-from tests.localscore_server import FakeLocalScore, synthetic_runs
+from tests.helpers.localscore_server import FakeLocalScore, synthetic_runs
 
 PUBLIC = "https://www.localscore.ai"
 FIRST_ID = 900101  # far above real LocalScore ids, so a recorded run never shadows a real one

@@ -12,8 +12,8 @@ from ingest.bench.stats import median
 from ingest.runs import dsse
 from ingest.runs.payload import validate_payload
 from orchestration.bench_cli import main
-from tests.loopback import LoopbackServer, Reply
-from tests.openai_server import OpenAIServer, OpenAIServerConfig
+from tests.helpers.loopback import LoopbackServer, Reply
+from tests.helpers.openai_server import OpenAIServer, OpenAIServerConfig
 
 FIRST_TOKEN_S = 0.1
 PER_TOKEN_S = 0.005

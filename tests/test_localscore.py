@@ -14,7 +14,7 @@ from ingest.landing import Lander, PayloadOutcome
 from ingest.raw_store import RawEntry, RawStore
 from ingest.source import FetchContext, PayloadRejected, SourceFailed
 from ingest.sources.localscore import LocalScoreSource, parse_test_name, read_landed_values, utc_naive
-from tests.localscore_server import FakeLocalScore, load_sqlite_runs, render_result_page, synthetic_runs
+from tests.helpers.localscore_server import FakeLocalScore, load_sqlite_runs, render_result_page, synthetic_runs
 
 
 class Warehouse:

@@ -25,8 +25,7 @@ from ingest.runs.add import add_paths
 from ingest.runs.payload import build_payload, payload_bytes
 from ingest.source import load_sources
 from ingest.sources import localscore  # module import: pytest would collect test_rows / TestModel
-from tests.conftest import SHARED_DATA
-from tests.dbt_helpers import dbt_build, query
+from tests.helpers.dbt_build import dbt_build, query
 
 PAGE_SELECT = ["+model_builds", "+model_contributors", "+model_fits_on", "+model_context_recall",
                "+model_capabilities", "+dim_machine", "+fct_speed_summary"]
@@ -206,7 +205,7 @@ def test_fits_on_rows(page_build):
 # ---- the real LocalScore TSV ---------------------------------------------------------------
 @pytest.fixture(scope="module")
 def localscore_build(tmp_path_factory):
-    from tests.test_resolution import TSV, api_run, land_localscore, tsv_runs
+    from tests.helpers.resolution import TSV, api_run, land_localscore, tsv_runs
 
     if not TSV.is_file():
         pytest.skip("../shared/data/localscore is absent")

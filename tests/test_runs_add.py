@@ -14,7 +14,7 @@ from ingest.runs import dsse
 from ingest.runs.add import add_paths
 from ingest.runs.payload import payload_bytes
 from orchestration.cli import main
-from tests.hostile.generate import good_payload, lb_record
+from tests.helpers.hostile import good_payload, lb_record
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from ingest.runs.errors import RunRejected
 from ingest.runs.intake import make_intake, parse_intake
 from ingest.runs.payload import payload_bytes
 from ingest.sources.runs import RunsSource, runs_to_frames
-from tests.hostile.generate import OLLAMA_OK, VLLM_OK, good_payload, lb_record
+from tests.helpers.hostile import OLLAMA_OK, VLLM_OK, good_payload, lb_record
 
 NOW = datetime(2026, 11, 30, tzinfo=timezone.utc)
 ODD_VALUES = ["-1", "1e400", "0", "99999999999999999999", '"x"', "null", "true", "[]", "{}", "-0.0",

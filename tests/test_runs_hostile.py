@@ -15,7 +15,7 @@ from ingest.runs import dsse
 from ingest.runs.add import receive
 from ingest.runs.files import collect
 from orchestration.cli import main
-from tests.hostile.generate import cases
+from tests.helpers.hostile import cases
 
 CASES = cases()
 

@@ -13,7 +13,7 @@ from ingest.runs import dsse
 from ingest.runs.errors import RunRejected
 from ingest.runs.payload import build_payload, payload_bytes, validate_payload
 from orchestration.cli import main
-from tests.hostile.generate import good_payload
+from tests.helpers.hostile import good_payload
 
 
 @pytest.fixture
