@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from ingest.bench.machine import CPU_ONLY
+from ingest.measure.machine import CPU_ONLY
 from ingest.runs import dsse
 from ingest.runs.add import add_paths
 from ingest.runs.payload import payload_bytes
