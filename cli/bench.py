@@ -1,13 +1,13 @@
-"""`benchwh bench`: the command-line face of ingest.bench (argparse wiring and exit codes)."""
+"""`benchwh bench`: the command-line face of ingest.measure (argparse wiring and exit codes)."""
 from __future__ import annotations
 
 import argparse
 import sys
 from pathlib import Path
 
-from ingest.bench import recall
-from ingest.bench.client import BenchError, UsageError
-from ingest.bench.runner import BenchOptions, run_bench
+from ingest.measure import recall
+from ingest.measure.client import BenchError, UsageError
+from ingest.measure.runner import BenchOptions, run_bench
 
 
 def register(subparsers) -> argparse.ArgumentParser:

@@ -4,8 +4,7 @@ from pathlib import Path
 
 import pytest
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
-SHARED_DATA = PROJECT_ROOT.parent / "shared" / "data"
+from tests.helpers.paths import SHARED_DATA
 
 
 def pytest_sessionstart(session) -> None:
@@ -45,7 +44,7 @@ def offline_warehouse(tmp_path_factory) -> Path:
     import fcntl
     import json
 
-    from tests.pipeline_helpers import run_benchwh
+    from tests.helpers.pipeline import run_benchwh
 
     import os
 

@@ -24,7 +24,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from tests.pipeline_helpers import copy_project
+from tests.helpers.pipeline import copy_project
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 GUIDE = PROJECT_ROOT / "docs" / "adding-a-source.md"

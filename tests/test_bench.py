@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from ingest.bench.stats import median
+from ingest.measure.stats import median
 from ingest.sources.runs import dsse
 from ingest.sources.runs.payload import validate_payload
 from cli.bench import main
-from tests.loopback import LoopbackServer, Reply
-from tests.openai_server import OpenAIServer, OpenAIServerConfig
+from tests.helpers.loopback import LoopbackServer, Reply
+from tests.helpers.openai_server import OpenAIServer, OpenAIServerConfig
 
 FIRST_TOKEN_S = 0.1
 PER_TOKEN_S = 0.005
@@ -87,7 +87,7 @@ def test_measures_what_the_server_was_told_and_writes_a_signed_valid_file(tmp_pa
 
 
 def test_without_usage_tokens_are_counted_from_the_stream(tmp_path, key):
-    from ingest.bench.runner import BenchOptions, run_bench
+    from ingest.measure.runner import BenchOptions, run_bench
     cfg = OpenAIServerConfig(first_token_s=0.01, per_token_s=0.001, usage=False, n_tokens=25)
     with OpenAIServer(cfg) as srv:
         result = run_bench(BenchOptions(endpoint=srv.url + "/v1", model="test-model", key=key,
@@ -100,8 +100,8 @@ def test_without_usage_tokens_are_counted_from_the_stream(tmp_path, key):
 
 
 def test_tokens_timed_by_read_span_not_over_a_near_zero_interval():
-    from ingest.bench.client import StreamResult
-    from ingest.bench.measure import MIN_DECODE_S, to_sample
+    from ingest.measure.client import StreamResult
+    from ingest.measure.measure import MIN_DECODE_S, to_sample
 
     def result(arrivals, usage=None):
         return StreamResult(text="", sent_at=0.0, first_token_at=arrivals[0], last_token_at=arrivals[-1],
@@ -127,8 +127,8 @@ def test_tokens_timed_by_read_span_not_over_a_near_zero_interval():
 
 
 def test_an_answer_sent_in_one_burst_gives_a_valid_run_file(tmp_path, key):
-    from ingest.bench.measure import MIN_DECODE_S
-    from ingest.bench.runner import BenchOptions, run_bench
+    from ingest.measure.measure import MIN_DECODE_S
+    from ingest.measure.runner import BenchOptions, run_bench
     # every token written at once, 20 ms after the request: nothing between tokens to time
     for usage in (False, True):
         cfg = OpenAIServerConfig(first_token_s=0.02, per_token_s=0.0, usage=usage, n_tokens=60)
@@ -144,7 +144,7 @@ def test_an_answer_sent_in_one_burst_gives_a_valid_run_file(tmp_path, key):
 
 
 def test_optional_fields_a_strict_server_refuses_are_dropped(tmp_path, key):
-    from ingest.bench.runner import BenchOptions, run_bench
+    from ingest.measure.runner import BenchOptions, run_bench
     cfg = OpenAIServerConfig(first_token_s=0.01, per_token_s=0.001, refuse_fields=("stream_options", "ignore_eos"))
     with OpenAIServer(cfg) as srv:
         result = run_bench(BenchOptions(endpoint=srv.url, model="test-model", key=key, out=tmp_path / "r.json",

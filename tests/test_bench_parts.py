@@ -5,9 +5,9 @@ import json
 
 import pytest
 
-from ingest.bench import machine, power, protocols, recall, text
-from ingest.bench.client import base_url, chat_url
-from ingest.bench.stats import median_interval, order_statistic_k
+from ingest.measure import machine, power, protocols, recall, text
+from ingest.measure.client import base_url, chat_url
+from ingest.measure.stats import median_interval, order_statistic_k
 
 
 # ---- DESIGN §7 interval ------------------------------------------------------------------

@@ -11,8 +11,8 @@ import pytest
 
 from ingest.sources.runs import dsse
 from ingest.sources.runs.payload import validate_payload
-from tests.openai_server import OpenAIServer, OpenAIServerConfig
-from tests.pipeline_helpers import run_benchwh
+from tests.helpers.openai_server import OpenAIServer, OpenAIServerConfig
+from tests.helpers.pipeline import run_benchwh
 
 # a full rebuild inside; on a busy 2-core machine it can take minutes
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]

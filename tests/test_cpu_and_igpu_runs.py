@@ -12,17 +12,17 @@ import json
 
 import pytest
 
-from ingest.bench.machine import CPU_ONLY
+from ingest.measure.machine import CPU_ONLY
 from ingest.sources.runs import dsse
 from ingest.sources.runs.add import add_paths
 from ingest.sources.runs.payload import payload_bytes
 from ingest.landing import Lander
 from ingest.raw_store import RawStore
 from ingest.source import load_sources
-from tests.conftest import SHARED_DATA
-from tests.dbt_helpers import dbt_build, query
-from tests.hostile.generate import good_payload
-from tests.test_resolution import SPEED_SELECT
+from tests.helpers.paths import SHARED_DATA
+from tests.helpers.dbt_build import dbt_build, query
+from tests.helpers.hostile import good_payload
+from tests.helpers.resolution import SPEED_SELECT
 
 STRIX_HALO = ["llamabench_json_reserialized__orion-zhen__8060s_rocm-7.12_gpt-oss.json",
               "llamabench_jsonl__lhl_strix-halo__llama-2-7b.Q4_0.raw_runs.head40.jsonl"]

@@ -7,8 +7,8 @@ import re
 import duckdb
 import pytest
 
-from tests.faults import site  # noqa: F401 (fixture)
-from tests.pipeline_helpers import run_benchwh
+from tests.helpers.faults import site  # noqa: F401 (fixture)
+from tests.helpers.pipeline import run_benchwh
 
 pytestmark = pytest.mark.slow
 

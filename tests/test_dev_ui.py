@@ -13,7 +13,7 @@ from pathlib import Path
 
 import requests
 
-from tests.pipeline_helpers import BENCHWH, benchwh_env, run_benchwh
+from tests.helpers.pipeline import BENCHWH, benchwh_env, run_benchwh
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from tests.faults import assert_failed_cleanly, published, site  # noqa: F401 (fixtures)
-from tests.pipeline_helpers import file_sha256, run_benchwh
+from tests.helpers.faults import assert_failed_cleanly, published, site  # noqa: F401 (fixtures)
+from tests.helpers.pipeline import file_sha256, run_benchwh
 
 pytestmark = pytest.mark.slow
 

@@ -9,9 +9,9 @@ import time
 
 import pytest
 
-from publish import publish as pub
-from tests.faults import files_outside
-from tests.pipeline_helpers import BENCHWH, benchwh_env, file_sha256
+from orchestration import publish as pub
+from tests.helpers.faults import files_outside
+from tests.helpers.pipeline import BENCHWH, benchwh_env, file_sha256
 
 pytestmark = pytest.mark.slow
 

@@ -8,8 +8,8 @@ import subprocess
 
 import pytest
 
-from tests.faults import files_outside
-from tests.pipeline_helpers import file_sha256, run_benchwh
+from tests.helpers.faults import files_outside
+from tests.helpers.pipeline import file_sha256, run_benchwh
 
 pytestmark = pytest.mark.slow
 

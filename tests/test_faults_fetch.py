@@ -9,7 +9,7 @@ import pytest
 from ingest.http import FetchError, PoliteClient
 from ingest.raw_store import RawStore
 from ingest.source import FetchContext
-from tests.loopback import LoopbackServer, Reply
+from tests.helpers.loopback import LoopbackServer, Reply
 
 MB = 1024 * 1024
 

@@ -7,8 +7,8 @@ import os
 import dagster as dg
 import pytest
 
-from tests.faults import files_outside
-from tests.test_runs_sensor import evaluate, signed_ten
+from tests.helpers.faults import files_outside
+from tests.helpers.runs import evaluate, signed_ten
 
 
 @pytest.fixture

@@ -9,10 +9,10 @@ import pytest
 
 from ingest.source import SourceFailed
 from ingest.sources.openrouter import OpenRouterSource
-from tests.faults import files_outside
-from tests.loopback import LoopbackServer, Reply
-from tests.pipeline_helpers import file_sha256, run_benchwh
-from tests.test_landing_batches import snapshot, store_with
+from tests.helpers.faults import files_outside
+from tests.helpers.loopback import LoopbackServer, Reply
+from tests.helpers.pipeline import file_sha256, run_benchwh
+from tests.helpers.landing import snapshot, store_with
 
 
 def test_one_outlier_snapshot_does_not_block_the_source(tmp_path, monkeypatch):

@@ -10,9 +10,9 @@ import pytest
 from ingest import config
 from ingest.sources.runs.errors import RunRejected
 from ingest.sources.runs.payload import payload_bytes, validate_payload
-from tests.hostile.generate import good_payload, lb_record
-from tests.test_runs_imports import parse_text
-from tests.pipeline_helpers import run_benchwh
+from tests.helpers.hostile import good_payload, lb_record
+from tests.helpers.runs import parse_text
+from tests.helpers.pipeline import run_benchwh
 
 RECEIVED = datetime(2026, 2, 1, tzinfo=timezone.utc)
 

@@ -9,11 +9,11 @@ import sys
 
 import duckdb
 
-from publish import publish as pub
-from publish import verify
-from tests.faults import files_outside
-from tests.pipeline_helpers import BENCHWH, benchwh_env, file_sha256, run_benchwh
-from tests.test_publish import make_build
+from orchestration import publish as pub
+from orchestration import verify
+from tests.helpers.faults import files_outside
+from tests.helpers.pipeline import BENCHWH, benchwh_env, file_sha256, run_benchwh
+from tests.helpers.pipeline import make_build
 
 PUBLISH_WITH_FAULT = """
 import sys

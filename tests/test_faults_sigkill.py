@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from tests.faults import SOURCES, assert_failed_cleanly, published, site  # noqa: F401 (fixtures)
-from tests.pipeline_helpers import BENCHWH, benchwh_env, file_sha256, run_benchwh
+from tests.helpers.faults import SOURCES, assert_failed_cleanly, published, site  # noqa: F401 (fixtures)
+from tests.helpers.pipeline import BENCHWH, benchwh_env, file_sha256, run_benchwh
 
 pytestmark = pytest.mark.slow
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from tests.faults import SOURCES, assert_failed_cleanly, models_payload, published, site  # noqa: F401 (fixtures)
-from tests.loopback import LoopbackServer, Reply
-from tests.pipeline_helpers import file_sha256, run_benchwh
-from tests.test_refresh_live import Resource, recorded_body
+from tests.helpers.faults import SOURCES, assert_failed_cleanly, models_payload, published, site  # noqa: F401 (fixtures)
+from tests.helpers.loopback import LoopbackServer, Reply
+from tests.helpers.pipeline import file_sha256, run_benchwh
+from tests.helpers.live import Resource, recorded_body
 
 pytestmark = pytest.mark.slow
 

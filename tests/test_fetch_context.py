@@ -6,7 +6,7 @@ import pytest
 from ingest.http import FetchError, PoliteClient
 from ingest.raw_store import RawStore
 from ingest.source import FetchContext
-from tests.loopback import LoopbackServer, Reply
+from tests.helpers.loopback import LoopbackServer, Reply
 
 BODY = b'{"data": [{"id": "a/b", "pricing": {"prompt": "0.000001"}}]}'
 ETAG = '"models-v1"'

@@ -1,4 +1,4 @@
-"""The polite client against real HTTP servers on 127.0.0.1 (tests/loopback.py)."""
+"""The polite client against real HTTP servers on 127.0.0.1 (tests/helpers/loopback.py)."""
 from __future__ import annotations
 
 import socket
@@ -10,7 +10,7 @@ import pytest
 
 from ingest import config
 from ingest.http import FetchError, PoliteClient, parse_retry_after
-from tests.loopback import LoopbackServer, Reply
+from tests.helpers.loopback import LoopbackServer, Reply
 
 
 def fast_client(**kw) -> PoliteClient:

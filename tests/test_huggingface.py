@@ -12,7 +12,7 @@ from ingest.raw_store import RawStore
 from ingest.replay import replay_into_store
 from ingest.source import FetchContext, PayloadRejected, load_sources
 from ingest.sources.huggingface import HuggingFaceSource, next_link, parse_quant, read_catalogue
-from tests.loopback import LoopbackServer, Reply
+from tests.helpers.loopback import LoopbackServer, Reply
 
 
 @pytest.mark.parametrize("name, quant", [

@@ -9,7 +9,7 @@ from ingest.landing import Lander
 from ingest.raw_store import RawStore
 from ingest.replay import recording_dir, replay_into_store
 from ingest.sources.localscore import LocalScoreSource
-from tests.make_localscore_recording import write_recording
+from scripts.recordings.localscore import write_recording
 
 
 def test_recording_replays_and_lands_forty_runs_with_nine_tests_each(tmp_path):

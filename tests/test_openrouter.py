@@ -12,7 +12,7 @@ from ingest.landing import Lander
 from ingest.raw_store import RawStore
 from ingest.source import FetchContext, SourceFailed
 from ingest.sources.openrouter import OpenRouterSource
-from tests.loopback import LoopbackServer, Reply
+from tests.helpers.loopback import LoopbackServer, Reply
 
 URL = "https://openrouter.ai/api/v1/models"
 

@@ -17,7 +17,7 @@ from ingest.raw_store import RawStore
 from ingest.replay import replay_into_store
 from ingest.sources.grid import GridSource
 from ingest.sources.openrouter import OpenRouterSource
-from tests.dbt_helpers import dbt_build, query
+from tests.helpers.dbt_build import dbt_build, query
 
 SELECT = ["+fct_api_prices", "+fct_grid_intensity"]
 SOURCES = (OpenRouterSource(), GridSource())

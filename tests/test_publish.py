@@ -3,17 +3,15 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import duckdb
 import pytest
 
-from publish import publish as pub
-from tests.pipeline_helpers import file_sha256, run_benchwh
+from orchestration import publish as pub
+from tests.helpers.pipeline import file_sha256, make_build, run_benchwh
 
 READER = r"""
 import json, sys, time, duckdb
@@ -34,17 +32,6 @@ while not os.path.exists(stop):
         lock_errors += 1
 json.dump({"lock_errors": lock_errors, "missing": missing, "reads": reads}, open(out, "w"))
 """
-
-
-def make_build(home: Path, version: str) -> Path:
-    """A build file: a copy of the published warehouse renamed to `version`."""
-    build = home / "build" / f"{version}.duckdb"
-    build.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copy(home / "benchmarks.duckdb", build)
-    con = duckdb.connect(str(build))
-    con.execute("UPDATE audit.build_info SET version = ?", [version])
-    con.close()
-    return build
 
 
 def test_readers_never_blocked_while_publishing(warehouse_copy, monkeypatch, tmp_path):

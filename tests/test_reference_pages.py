@@ -24,9 +24,8 @@ from ingest.sources.runs import dsse
 from ingest.sources.runs.add import add_paths
 from ingest.sources.runs.payload import build_payload, payload_bytes
 from ingest.source import load_sources
-from ingest.sources import localscore  # module import: pytest would collect test_rows
-from tests.conftest import SHARED_DATA
-from tests.dbt_helpers import dbt_build, query
+from ingest.sources import localscore  # module import: pytest would collect test_rows / LocalScoreTestsSchema
+from tests.helpers.dbt_build import dbt_build, query
 
 PAGE_SELECT = ["+model_builds", "+model_contributors", "+model_fits_on", "+model_context_recall",
                "+model_capabilities", "+dim_machine", "+fct_speed_summary"]
@@ -206,7 +205,7 @@ def test_fits_on_rows(page_build):
 # ---- the real LocalScore TSV ---------------------------------------------------------------
 @pytest.fixture(scope="module")
 def localscore_build(tmp_path_factory):
-    from tests.test_resolution import TSV, api_run, land_localscore, tsv_runs
+    from tests.helpers.resolution import TSV, api_run, land_localscore, tsv_runs
 
     if not TSV.is_file():
         pytest.skip("../shared/data/localscore is absent")

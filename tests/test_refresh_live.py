@@ -5,36 +5,11 @@ import json
 
 import pytest
 
-from ingest.config import snapshots_dir
-from tests.loopback import LoopbackServer, Reply
-from tests.pipeline_helpers import file_sha256, run_benchwh, table_counts
+from tests.helpers.live import Resource, recorded_body
+from tests.helpers.loopback import LoopbackServer, Reply
+from tests.helpers.pipeline import file_sha256, run_benchwh, table_counts
 
 pytestmark = pytest.mark.slow
-
-
-def recorded_body(source: str) -> bytes:
-    index = json.loads((snapshots_dir() / source / "index.json").read_text())
-    last = [r for r in index if r.get("status", 200) == 200][-1]
-    return (snapshots_dir() / source / last["file"]).read_bytes()
-
-
-class Resource:
-    """Serves one body with an ETag, answering 304 to If-None-Match; can be told to fail first."""
-
-    def __init__(self, body: bytes, etag: str, content_type: str, failures: list[Reply] | None = None):
-        self.body, self.etag, self.content_type = body, etag, content_type
-        self.failures = list(failures or [])
-        self.statuses: list[int] = []
-
-    def __call__(self, req) -> Reply:
-        if self.failures:
-            reply = self.failures.pop(0)
-        elif req.headers.get("if-none-match") == self.etag:
-            reply = Reply(304, b"", {"ETag": self.etag})
-        else:
-            reply = Reply(200, self.body, {"ETag": self.etag, "Content-Type": self.content_type})
-        self.statuses.append(reply.status)
-        return reply
 
 
 def raw_blobs(home) -> list:

@@ -7,7 +7,7 @@ import shutil
 import duckdb
 import pytest
 
-from tests.pipeline_helpers import file_sha256, row_hashes, run_benchwh, table_counts
+from tests.helpers.pipeline import file_sha256, row_hashes, run_benchwh, table_counts
 
 pytestmark = pytest.mark.slow
 

@@ -15,7 +15,7 @@ from ingest.sources.runs.add import add_paths
 from ingest.sources.runs.errors import RunIntakeError
 from ingest.sources.runs.payload import payload_bytes
 from cli.main import main
-from tests.hostile.generate import good_payload, lb_record
+from tests.helpers.hostile import good_payload, lb_record
 
 
 @pytest.fixture

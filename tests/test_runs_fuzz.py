@@ -15,8 +15,8 @@ from ingest.sources.runs import dsse
 from ingest.sources.runs.errors import RunRejected
 from ingest.sources.runs.intake import make_intake, parse_intake
 from ingest.sources.runs.payload import payload_bytes
-from ingest.sources.runs.source import RunsSource, runs_to_frames
-from tests.hostile.generate import OLLAMA_OK, VLLM_OK, good_payload, lb_record
+from ingest.sources.runs import RunsSource, runs_to_frames
+from tests.helpers.hostile import OLLAMA_OK, VLLM_OK, good_payload, lb_record
 
 NOW = datetime(2026, 11, 30, tzinfo=timezone.utc)
 ODD_VALUES = ["-1", "1e400", "0", "99999999999999999999", '"x"', "null", "true", "[]", "{}", "-0.0",

@@ -15,7 +15,7 @@ from ingest.sources.runs import dsse
 from ingest.sources.runs.add import receive
 from ingest.sources.runs.files import collect
 from cli.main import main
-from tests.hostile.generate import cases
+from tests.helpers.hostile import cases
 
 CASES = cases()
 

@@ -11,10 +11,8 @@ import pytest
 
 from ingest.sources.runs.add import add_paths
 from ingest.sources.runs.errors import RunRejected
-from ingest.sources.runs.intake import make_intake, parse_intake
 from ingest.sources.runs.textutil import go_duration_ms
-
-NOW = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)
+from tests.helpers.runs import parse_text
 
 REAL = {
     # file -> (format, meta needed)
@@ -25,11 +23,6 @@ REAL = {
     "wrapped_power_vram__lhl_strix-halo__llama-2-7b.Q4_0.results.head40.jsonl": "wrapped",
 }
 MD_FILE = "llamabench_md__kyuz0_strix-halo__GLM-4.5-Air_rocm6_4_4.log"
-
-
-def parse_text(text: str, meta: dict | None = None, name: str = "f"):
-    wrapper, _ = make_intake(text.encode("utf-8"), name, meta or {})
-    return parse_intake(wrapper, NOW)[1]
 
 
 def records_of(path: Path, fmt: str) -> list[dict]:

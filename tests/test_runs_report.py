@@ -10,8 +10,8 @@ import pytest
 
 from ingest.sources.runs import dsse
 from ingest.sources.runs.payload import payload_bytes
-from tests.hostile.generate import good_payload
-from tests.pipeline_helpers import run_benchwh
+from tests.helpers.hostile import good_payload
+from tests.helpers.pipeline import run_benchwh
 
 pytestmark = pytest.mark.slow
 

@@ -12,12 +12,7 @@ import duckdb
 import pytest
 
 from ingest.sources.runs import dsse
-from ingest.sources.runs.payload import payload_bytes
-from orchestration.sensors import inbox_sensor
-from tests.hostile.generate import good_payload
-
-TEN = [105.0, 101.0, 109.0, 103.0, 100.0, 108.0, 102.0, 107.0, 104.0, 106.0]
-
+from tests.helpers.runs import TEN, evaluate, signed_ten
 
 @pytest.fixture
 def key(tmp_path, home):
@@ -25,13 +20,6 @@ def key(tmp_path, home):
     key = dsse.load_private_key(tmp_path / "k.pem")
     dsse.trust_key(home, base64.b64encode(dsse.public_key_of(key)).decode(), "alice")
     return key
-
-
-def signed_ten(key) -> tuple[dict, bytes]:
-    samples = [{"prompt_tokens": 512, "gen_tokens": 1024, "ttft_ms": 40.0 + i, "gen_tps": v,
-                "turn_time_ms": 40.0 + i + 1024_000 / v} for i, v in enumerate(TEN)]
-    doc = good_payload(samples=samples, **{"protocol.repetitions": 10})
-    return doc, json.dumps(dsse.sign_payload(payload_bytes(doc), key), indent=2).encode()
 
 
 def drop_three(home, key) -> dict:
@@ -46,13 +34,6 @@ def drop_three(home, key) -> dict:
     env["payload"] = base64.b64encode(bytes(raw)).decode()
     (inbox / "c-tampered.json").write_text(json.dumps(env))
     return doc
-
-
-def evaluate(cursor=None):
-    with dg.instance_for_test() as instance:
-        ctx = dg.build_sensor_context(instance=instance, cursor=cursor)
-        result = inbox_sensor(ctx)
-        return result, ctx.cursor
 
 
 def test_sensor_lands_each_file_once_and_sorts_them(home, key):

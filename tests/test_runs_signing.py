@@ -13,7 +13,7 @@ from ingest.sources.runs import dsse
 from ingest.sources.runs.errors import RunRejected
 from ingest.sources.runs.payload import build_payload, payload_bytes, validate_payload
 from cli.main import main
-from tests.hostile.generate import good_payload
+from tests.helpers.hostile import good_payload
 
 
 @pytest.fixture

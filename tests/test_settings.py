@@ -1,7 +1,7 @@
 """Bad settings and the same usage mistakes across commands: one named line, exit 2, no work done."""
 import pytest
 
-from tests.pipeline_helpers import run_benchwh
+from tests.helpers.pipeline import run_benchwh
 
 
 def error_line(proc) -> str:

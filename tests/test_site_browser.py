@@ -15,7 +15,7 @@ import pytest
 
 from site_builder import fmt
 from site_builder.render import slug
-from tests.pipeline_helpers import BENCHWH, benchwh_env, run_benchwh
+from tests.helpers.pipeline import BENCHWH, benchwh_env, run_benchwh
 
 CHROMIUM, CHROMEDRIVER = shutil.which("chromium"), shutil.which("chromedriver")
 pytestmark = pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER),

@@ -10,7 +10,7 @@ from bs4 import BeautifulSoup
 
 from site_builder import fmt
 from site_builder.charts import frontier
-from tests.pipeline_helpers import run_benchwh
+from tests.helpers.pipeline import run_benchwh
 
 
 def test_number_formats_match_the_reference_pages():

@@ -6,12 +6,8 @@ tests/test_adding_a_source_guide.py, in a copy of the project.
 """
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
-import sys
-from datetime import datetime, timezone
-from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -24,9 +20,7 @@ from ingest.replay import replay_into_store
 from ingest.source import load_sources
 from cli.main import main
 from cli.sources import freshness
-
-RECORDED_AT = datetime(2026, 11, 29, 6, 0, tzinfo=timezone.utc)
-
+from tests.helpers.scaffold import RECORDED_AT, load_module
 
 @pytest.mark.parametrize("name, message", [
     ("GpuPrices", "use snake_case"),
@@ -63,14 +57,6 @@ def test_a_name_whose_files_exist_is_taken(tmp_path):
     (tmp_path / "dbt_project" / "models" / "site" / "fct_cards.sql").write_text("select 1")
     with pytest.raises(scaffold.ScaffoldError, match="dbt model fct_cards exists"):
         scaffold.plan("cards", root=tmp_path)
-
-
-def load_module(path: Path, name: str, monkeypatch):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, name, module)  # pandera resolves annotations through it
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_scaffold_writes_every_piece_filled_in_and_marked(tmp_path, monkeypatch):

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from ingest.sources import localscore  # module import: pytest would collect test_rows
-from tests.dbt_helpers import dbt_build, query
-from tests.test_resolution import SPEED_SELECT, land_localscore
+from ingest.sources import localscore  # module import: pytest would collect test_rows / LocalScoreTestsSchema
+from tests.helpers.dbt_build import dbt_build, query
+from tests.helpers.resolution import SPEED_SELECT, land_localscore
 
 TESTS = [("pp1024+tg16", 1024, 16), ("pp4096+tg256", 4096, 256)]
 

@@ -3,8 +3,8 @@ import subprocess
 
 from ingest import scaffold
 from ingest.source import metadata_todos
-from tests.pipeline_helpers import copy_project, user_added_sources
-from tests.test_sources_cli import RECORDED_AT, load_module
+from tests.helpers.pipeline import copy_project, user_added_sources
+from tests.helpers.scaffold import RECORDED_AT, load_module
 
 
 def git(root, *args):

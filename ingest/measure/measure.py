@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from ingest.bench import text
-from ingest.bench.client import BenchError, ChatClient, StreamCut, StreamResult
-from ingest.bench.protocols import Protocol
+from ingest.measure import text
+from ingest.measure.client import BenchError, ChatClient, StreamCut, StreamResult
+from ingest.measure.protocols import Protocol
 from ingest.sources.runs.payload import MAX_GEN_TPS
 
 

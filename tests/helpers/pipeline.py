@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -82,3 +83,14 @@ def copy_project(root: Path, target: Path, ignore) -> None:
         return set(ignore(folder, names)) | {n for n in names if here / n in scaffolded}
 
     shutil.copytree(root, target, ignore=skip)
+
+
+def make_build(home: Path, version: str) -> Path:
+    """A build file: a copy of the published warehouse renamed to `version`."""
+    build = home / "build" / f"{version}.duckdb"
+    build.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(home / "benchmarks.duckdb", build)
+    con = duckdb.connect(str(build))
+    con.execute("UPDATE audit.build_info SET version = ?", [version])
+    con.close()
+    return build

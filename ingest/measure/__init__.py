@@ -8,5 +8,6 @@ machine.py    GPU / CPU / RAM / OS / engine probes
 power.py      nvidia-smi power sampling during the measured repetitions
 stats.py      median and DESIGN §7 interval for the printed summary
 runner.py     the whole run: measure, describe, validate, sign, write
-See docs/bench.md for the definitions and choices.
+See docs/bench.md for the definitions and choices. Named `measure` (the command stays `benchwh bench`)
+so it is not taken for the scale benchmark in `benchmarks/`.
 """

@@ -1,4 +1,4 @@
-"""A small OpenAI-compatible streaming chat server for tests, on tests/loopback.py.
+"""A small OpenAI-compatible streaming chat server for tests, on tests/helpers/loopback.py.
 
 It streams `data: {...}` SSE chunks the way llama-server does, on a schedule fixed from the
 moment the request arrived: the first token `first_token_s` after it, then one token every
@@ -17,7 +17,7 @@ import re
 import time
 from dataclasses import dataclass, field
 
-from tests.loopback import LoopbackServer, Reply, Request
+from tests.helpers.loopback import LoopbackServer, Reply, Request
 
 _NEEDLE = re.compile(r"The secret code for the (\w+) vault is ([\w-]+)\.")
 _QUESTION = re.compile(r"What is the secret code for the (\w+) vault")

@@ -11,8 +11,8 @@ import random
 import re
 from dataclasses import dataclass
 
-from ingest.bench import text
-from ingest.bench.client import BenchError, ChatClient
+from ingest.measure import text
+from ingest.measure.client import BenchError, ChatClient
 
 SIZES = (4096, 8192, 16384, 32768, 65536, 131072)
 # room left in the context for the chat template, the question and the answer

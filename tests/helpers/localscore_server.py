@@ -26,7 +26,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Callable, Iterable
 
-from tests.loopback import LoopbackServer, Reply, Request
+from tests.helpers.loopback import LoopbackServer, Reply, Request
 
 BUILD_ID = "m9Xq2Lr8kT0bYvJcW1pZs"
 DEFAULT_LIMIT, MIN_LIMIT, MAX_LIMIT = 20, 1, 100

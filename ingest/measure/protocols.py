@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ingest.bench import text
+from ingest.measure import text
 
 
 @dataclass(frozen=True)

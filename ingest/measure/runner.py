@@ -13,13 +13,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from ingest.bench import machine as machine_probe
-from ingest.bench import protocols, text
-from ingest.bench import recall as recall_walk
-from ingest.bench.client import BenchError, ChatClient, UsageError
-from ingest.bench.measure import Sample, run_repetition
-from ingest.bench.power import PowerReading, PowerSampler
-from ingest.bench.stats import median_interval
+from ingest.measure import machine as machine_probe
+from ingest.measure import protocols, text
+from ingest.measure import recall as recall_walk
+from ingest.measure.client import BenchError, ChatClient, UsageError
+from ingest.measure.measure import Sample, run_repetition
+from ingest.measure.power import PowerReading, PowerSampler
+from ingest.measure.stats import median_interval
 
 
 @dataclass

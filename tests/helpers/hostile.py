@@ -2,7 +2,7 @@
 
 Each case writes its file(s) into a folder and names the check its rejection must carry.
 Generated rather than stored: the corpus holds symlinks, FIFOs, archives with device members
-and multi-megabyte bombs that do not belong in git. `python -m tests.hostile.generate DIR`
+and multi-megabyte bombs that do not belong in git. `python -m tests.helpers.hostile DIR`
 writes the corpus (signed cases use a fresh key, printed so it can be trusted).
 """
 from __future__ import annotations
@@ -360,7 +360,7 @@ def cases() -> list[Case]:
 
 def main(argv: list[str]) -> int:
     if len(argv) != 2:
-        print("usage: python -m tests.hostile.generate DIR", file=sys.stderr)
+        print("usage: python -m tests.helpers.hostile DIR", file=sys.stderr)
         return 2
     folder = Path(argv[1])
     folder.mkdir(parents=True, exist_ok=True)

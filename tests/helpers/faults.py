@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from tests.loopback import LoopbackServer
-from tests.pipeline_helpers import file_sha256
-from tests.test_refresh_live import Resource, recorded_body
+from tests.helpers.live import Resource, recorded_body
+from tests.helpers.loopback import LoopbackServer
+from tests.helpers.pipeline import file_sha256
 
 
 SOURCES = ("--source", "openrouter", "--source", "grid")

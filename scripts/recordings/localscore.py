@@ -1,8 +1,8 @@
 """Writes ingest/snapshots/localscore/: the offline recording of LocalScore, authored by us.
 
-    .venv/bin/python -m tests.make_localscore_recording
+    .venv/bin/python -m scripts.recordings.localscore
 
-Forty synthetic runs (tests/localscore_server.synthetic_runs: messy GPU/CPU spellings, models
+Forty synthetic runs (tests/helpers/localscore_server.synthetic_runs: messy GPU/CPU spellings, models
 named like the real site's, identical re-submissions) are served by the loopback fake of the site
 and fetched by the real LocalScoreSource.fetch in two rounds: a backfill of the first 35, then an
 incremental fetch once 5 more appeared. The stored responses become the recording, with
@@ -17,11 +17,12 @@ import tempfile
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from ingest.config import snapshots_dir
 from ingest.http import PoliteClient
 from ingest.raw_store import RawStore
 from ingest.source import FetchContext
 from ingest.sources.localscore import LocalScoreSource, result_id_from_url
-from tests.localscore_server import FakeLocalScore, synthetic_runs
+from tests.helpers.localscore_server import FakeLocalScore, synthetic_runs
 
 PUBLIC = "https://www.localscore.ai"
 FIRST_ID = 900101  # far above real LocalScore ids, so a recorded run never shadows a real one
@@ -79,7 +80,7 @@ def write_recording(folder: Path) -> list[dict]:
 
 
 def main() -> None:
-    folder = Path(__file__).resolve().parent.parent / "ingest" / "snapshots" / "localscore"
+    folder = snapshots_dir() / "localscore"
     index = write_recording(folder)
     print(f"wrote {len(index)} recorded responses to {folder}")
 

@@ -1,4 +1,6 @@
-"""Writes this folder's recording of the Hugging Face Hub (run it to regenerate; output is stable).
+"""Writes ingest/snapshots/huggingface/: the offline recording of the Hugging Face Hub (output is stable).
+
+    .venv/bin/python -m scripts.recordings.huggingface
 
 Written by us in the Hub API's real shapes: tree entries are
 `{"type": "file", "oid": <git blob sha1>, "size": n, "path": p, "lfs": {"oid": <sha256>, "size": n,
@@ -11,9 +13,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
+from ingest.config import snapshots_dir
+
+HERE = snapshots_dir() / "huggingface"
 BASE = "https://huggingface.co"
 FETCHED_AT = "2026-11-28T06:00:00Z"
 

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import duckdb
 
-PROJECT = Path(__file__).resolve().parent.parent
+from tests.helpers.paths import PROJECT_ROOT as PROJECT
+
 DBT = str(Path(sys.executable).parent / "dbt")
 
 

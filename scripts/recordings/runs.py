@@ -1,22 +1,22 @@
-"""Write the runs recording: intake wrappers as `benchwh runs add` stores them (written by us).
+"""Writes ingest/snapshots/runs/: the runs recording, intake wrappers as `benchwh runs add` stores them (written by us).
 
 The runs source is fed by files, not fetched; `refresh --offline` replays this recording like the
 others, and its contract test parses it (tests/test_sources_contract.py). Deterministic: a fixed demo key (Ed25519 signatures are
 deterministic), fixed ids and times. Rerun after changing it:
-    .venv/bin/python ingest/snapshots/runs/_make_recording.py
+    .venv/bin/python -m scripts.recordings.runs
 """
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from ingest.config import snapshots_dir
 from ingest.sources.runs import dsse
 from ingest.sources.runs.intake import make_intake
 from ingest.sources.runs.payload import payload_bytes
 
-HERE = Path(__file__).resolve().parent
+HERE = snapshots_dir() / "runs"
 # a demo key for this recording only: trusted by nobody outside it
 DEMO_KEY = Ed25519PrivateKey.from_private_bytes(bytes(range(32)))
 

@@ -1,0 +1,64 @@
+"""Import rules of the tree: test modules share code through tests/helpers/, never by importing
+one another or conftest.py, and the installed packages never import the tests."""
+from __future__ import annotations
+
+import ast
+import tomllib
+from pathlib import Path
+
+from tests.helpers.paths import PROJECT_ROOT
+
+SKIP_DIRS = {".venv", "node_modules", "target", "logs", "warehouse"}
+
+
+def python_files(root: Path = PROJECT_ROOT) -> list[Path]:
+    return sorted(p for p in root.rglob("*.py")
+                  if not any(part in SKIP_DIRS or part.startswith(".") for part in p.relative_to(root).parts))
+
+
+def imported_modules(path: Path, root: Path = PROJECT_ROOT) -> list[str]:
+    """Absolute names of every module the file imports (relative imports resolved against its package)."""
+    package = list(path.relative_to(root).with_suffix("").parts[:-1])
+    names = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = package[:len(package) - node.level + 1] if node.level else []
+            module = ".".join(base + ([node.module] if node.module else []))
+            names.append(module)
+            names += [f"{module}.{alias.name}" for alias in node.names]  # `from tests import test_x`
+    return names
+
+
+def is_test_module(name: str) -> bool:
+    parts = name.split(".")
+    return (parts[0] == "tests" and len(parts) > 1 and (parts[1] == "conftest" or parts[1].startswith("test_"))) \
+        or parts[0] == "conftest" or parts[0].startswith("test_")
+
+
+def test_no_module_imports_a_test_module_or_conftest():
+    offenders = [f"{p.relative_to(PROJECT_ROOT)} imports {name}"
+                 for p in python_files() for name in imported_modules(p) if is_test_module(name)]
+    assert offenders == [], "move what they share into tests/helpers/:\n" + "\n".join(offenders)
+
+
+def test_installed_packages_never_import_the_tests():
+    pyproject = tomllib.loads((PROJECT_ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    prefixes = [p.rstrip("*") for p in pyproject["tool"]["setuptools"]["packages"]["find"]["include"]]
+    packages = [p for p in PROJECT_ROOT.iterdir() if p.is_dir() and any(p.name.startswith(x) for x in prefixes)]
+    assert packages, prefixes
+    offenders = [f"{p.relative_to(PROJECT_ROOT)} imports {name}"
+                 for pkg in packages for p in sorted(pkg.rglob("*.py"))
+                 for name in imported_modules(p) if name.split(".")[0] == "tests"]
+    assert offenders == []
+
+
+def test_the_rule_catches_each_way_of_importing_a_test_module(tmp_path):
+    (tmp_path / "tests").mkdir()
+    for n, line in enumerate(["from tests.test_a import x", "import tests.test_a", "from tests import test_a",
+                              "from tests.conftest import SHARED_DATA", "from .test_a import x", "from . import conftest"]):
+        (tmp_path / "tests" / f"helper_{n}.py").write_text(line + "\n")
+    (tmp_path / "tests" / "fine.py").write_text("from tests.helpers.loopback import Reply\nimport testing\n")
+    flagged = {p.name for p in python_files(tmp_path) for name in imported_modules(p, tmp_path) if is_test_module(name)}
+    assert flagged == {f"helper_{n}.py" for n in range(6)}
