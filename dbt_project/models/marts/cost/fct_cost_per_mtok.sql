@@ -5,7 +5,7 @@
 {% set hours = var('cost_hardware_lifetime_years') * 365 * var('cost_busy_hours_per_day') %}
 
 with pairs as (
-    select * from {{ ref('int_cost_pairs_measured') }}
+    select * from {{ ref('drv_cost_pairs_measured') }}
 ),
 
 costed as (
@@ -21,7 +21,7 @@ costed as (
 ),
 
 api as (
-    select * from {{ ref('int_api_prices_matched') }}
+    select * from {{ ref('drv_api_prices_matched') }}
 )
 
 select

@@ -3,7 +3,7 @@
 -- for every catalogue machine with a bandwidth and a memory size that holds the build at the
 -- default context, and every engine whose fit rests on enough measured pairs.
 with fits as (
-    select * from {{ ref('int_expected_speed_fits_computed') }}
+    select * from {{ ref('drv_expected_speed_fits_computed') }}
     where fit_n >= {{ var('expected_speed_min_fit_pairs') }}
 ),
 
@@ -15,7 +15,7 @@ measured as (
 
 builds as (
     select build_id, weights_bytes, estimated_bytes
-    from {{ ref('int_memory_estimates_computed') }}
+    from {{ ref('drv_memory_estimates_computed') }}
     where is_default_context
 ),
 

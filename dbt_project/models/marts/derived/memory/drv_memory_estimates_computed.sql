@@ -7,7 +7,7 @@
 {% set default_context = var('default_context_tokens') %}
 
 with builds as (
-    select * from {{ ref('int_memory_builds_shaped') }}
+    select * from {{ ref('drv_memory_builds_shaped') }}
 ),
 
 contexts as (

@@ -7,7 +7,7 @@ with measurements as (
 ),
 
 weights as (
-    select build_id, weights_bytes from {{ ref('int_memory_builds_shaped') }}
+    select build_id, weights_bytes from {{ ref('drv_memory_builds_shaped') }}
 )
 
 select

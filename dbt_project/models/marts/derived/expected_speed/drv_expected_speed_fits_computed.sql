@@ -5,7 +5,7 @@
 -- join): without the value at position p, the k-th remaining value is sorted[k] for k < p and
 -- sorted[k + 1] otherwise.
 with pairs as (
-    select * from {{ ref('int_expected_speed_pairs_measured') }}
+    select * from {{ ref('drv_expected_speed_pairs_measured') }}
 ),
 
 ranked as (

@@ -5,7 +5,7 @@
 -- flagged is_valid_at_measurement = false.
 with pairs as (
     select hardware_id, build_id, engine, model_id, measured_at
-    from {{ ref('int_cost_pairs_measured') }}
+    from {{ ref('drv_cost_pairs_measured') }}
 ),
 
 models as (
