@@ -9,7 +9,7 @@ with builds as (
 
 measurements as (
     select * from {{ ref('fct_speed_measurements') }}
-    where trust in ('signed', 'source') and not is_duplicate and build_id is not null
+    where is_countable and not is_duplicate and build_id is not null
 ),
 
 pair_speeds as (
@@ -35,7 +35,7 @@ speeds as (
 recall as (
     select build_id, max(largest_context_recalled) as context_proved_tokens
     from {{ ref('fct_context_recall') }}
-    where trust in ('signed', 'source') and not is_duplicate and build_id is not null
+    where is_countable and not is_duplicate and build_id is not null
     group by build_id
 ),
 

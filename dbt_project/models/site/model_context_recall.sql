@@ -4,7 +4,7 @@
 -- because the machine could not hold the prompt (null), and why the walk stopped.
 with recall as (
     select * from {{ ref('fct_context_recall') }}
-    where trust in ('signed', 'source') and not is_duplicate
+    where is_countable and not is_duplicate
         and build_id is not null and machine_id is not null
 ),
 

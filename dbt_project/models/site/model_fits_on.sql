@@ -11,7 +11,7 @@ with machines as (
     from {{ ref('dim_machine') }} as machine
     where machine.usable_memory_bytes > 0
         and machine.machine_id in (
-            select machine_id from {{ ref('fct_speed_runs') }} where trust in ('signed', 'source')
+            select machine_id from {{ ref('fct_speed_runs') }} where is_countable
         )
 ),
 
@@ -25,7 +25,7 @@ kinds as (
 peaks as (
     select build_id, max(peak_memory_bytes) as peak_bytes
     from {{ ref('fct_speed_measurements') }}
-    where trust in ('signed', 'source') and not is_duplicate and peak_memory_bytes > 0
+    where is_countable and not is_duplicate and peak_memory_bytes > 0
     group by build_id
 ),
 

@@ -6,7 +6,7 @@
 -- performance score: what LocalScore prints, not the median of its tests).
 with measurements as (
     select * from {{ ref('fct_speed_measurements') }}
-    where trust in ('signed', 'source') and not is_duplicate and build_id is not null
+    where is_countable and not is_duplicate and build_id is not null
 ),
 
 run_averages as (

@@ -80,6 +80,7 @@ select
     cast(null as varchar) as country,
     created_at as measured_at,
     'source' as trust,
+    true as is_countable,  -- source trust counts (stg_runs__runs.is_countable)
     false as is_duplicate,
     cast(null as varchar) as model_repo,
     cast(null as bigint) as model_file_size_bytes,

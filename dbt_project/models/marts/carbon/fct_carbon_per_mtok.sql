@@ -47,6 +47,7 @@ select
     runs.model_id,
     runs.engine,
     runs.trust,
+    runs.is_countable,
     runs.measured_at,
     runs.j_per_token,
     runs.method,

@@ -10,7 +10,7 @@ with fits as (
 measured as (
     select distinct hardware_id, build_id
     from {{ ref('fct_speed_measurements') }}
-    where trust in ('signed', 'source') and not is_duplicate and gen_tps > 0
+    where is_countable and not is_duplicate and gen_tps > 0
 ),
 
 builds as (

@@ -44,7 +44,7 @@ run_peaks as (
         max(coalesce(n_prompt, 0) + coalesce(n_gen, 0)) as tokens_held
     from {{ ref('fct_speed_measurements') }}
     where peak_memory_bytes > 0
-        and trust in ('signed', 'source')
+        and is_countable
         and not is_duplicate
         and build_id is not null
     group by build_id, source, source_run_id

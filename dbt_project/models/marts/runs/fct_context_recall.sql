@@ -76,6 +76,7 @@ select
     runs.raw_quant,
     runs.engine,
     runs.trust,
+    runs.is_countable,
     coalesce(speed_runs.is_duplicate, false) as is_duplicate,
     runs.created_at as measured_at
 from steps

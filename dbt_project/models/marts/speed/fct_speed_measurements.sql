@@ -78,6 +78,7 @@ select
     s.country,
     s.measured_at,
     s.trust,
+    s.is_countable,
     coalesce(s.is_duplicate, false) or r.is_resubmission as is_duplicate,
     r.is_resubmission,
     s.raw_hardware_name,

@@ -20,7 +20,7 @@ with measurements as (
         turn_time_ms,
         is_turn_time_derived
     from {{ ref('fct_speed_measurements') }}
-    where trust in ('signed', 'source')
+    where is_countable
       and not is_duplicate
 ),
 
