@@ -13,8 +13,9 @@ measurements as (
 ),
 
 pair_speeds as (
-    select build_id, machine_id, hardware_id, coalesce(engine, 'unknown') as engine,
-           median(gen_tps) as gen_tps_median
+    select
+        build_id, machine_id, hardware_id, coalesce(engine, 'unknown') as engine,
+        median(gen_tps) as gen_tps_median
     from measurements
     where gen_tps > 0
     group by all
@@ -63,7 +64,8 @@ select
     speeds.best_engine as engine,
     cast(coalesce(peaks.measured_peak_bytes, memory.estimated_bytes) as bigint) as memory_bytes,
     case when peaks.measured_peak_bytes is not null then 'measured_peak'
-         when memory.estimated_bytes is not null then 'estimate' end as memory_basis,
+        when memory.estimated_bytes is not null then 'estimate'
+    end as memory_basis,
     cast(recall.context_proved_tokens as bigint) as context_proved_tokens,
     speeds.best_gen_tps,
     cast(coalesce(speeds.n_machines, 0) as bigint) as n_machines,

@@ -28,10 +28,10 @@
     'protocol_repetitions': 'integer'} %}
 
 {% for model_name in speed_sources %}
-select
+    select
     {%- for column in columns %}
-    cast({{ column }} as {{ types[column] }}) as {{ column }}{{ "," if not loop.last }}
+            cast({{ column }} as {{ types[column] }}) as {{ column }}{{ "," if not loop.last }}
     {%- endfor %}
-from {{ ref(model_name) }}
-{% if not loop.last %}union all{% endif %}
+    from {{ ref(model_name) }}
+    {% if not loop.last %}union all{% endif %}
 {% endfor %}

@@ -40,6 +40,6 @@ inner join builds
     on builds.estimated_bytes <= hardware.memory_bytes
 cross join fits
 where not exists (
-    select 1 from measured
-    where measured.hardware_id = hardware.hardware_id and measured.build_id = builds.build_id
-)
+        select 1 from measured
+        where measured.hardware_id = hardware.hardware_id and measured.build_id = builds.build_id
+    )

@@ -28,10 +28,10 @@ smallest_cards as (
     inner join cards
         on cards.memory_bytes >= estimates.estimated_bytes
     qualify row_number() over (
-        partition by estimates.build_id, estimates.context_tokens
-        -- the least memory; among equals the cheapest card with a price, then by id
-        order by cards.memory_bytes, cards.launch_price_usd nulls last, cards.hardware_id
-    ) = 1
+            partition by estimates.build_id, estimates.context_tokens
+            -- the least memory; among equals the cheapest card with a price, then by id
+            order by cards.memory_bytes, cards.launch_price_usd nulls last, cards.hardware_id
+        ) = 1
 ),
 
 run_peaks as (
@@ -58,9 +58,9 @@ run_contexts as (
         on estimates.build_id = run_peaks.build_id
         and estimates.context_tokens >= run_peaks.tokens_held
     qualify row_number() over (
-        partition by run_peaks.build_id, run_peaks.source, run_peaks.source_run_id
-        order by estimates.context_tokens
-    ) = 1
+            partition by run_peaks.build_id, run_peaks.source, run_peaks.source_run_id
+            order by estimates.context_tokens
+        ) = 1
 ),
 
 peaks as (

@@ -13,9 +13,9 @@ one_per_sample as (
     select *
     from samples
     qualify row_number() over (
-        partition by source, source_run_id, sample_index
-        order by measured_at, test_name, gen_tps, prompt_tps, ttft_ms
-    ) = 1
+            partition by source, source_run_id, sample_index
+            order by measured_at, test_name, gen_tps, prompt_tps, ttft_ms
+        ) = 1
 ),
 
 runs as (

@@ -29,17 +29,21 @@ held_out as (
         ranked.theoretical_tps,
         -- m = n - 1 values remain; the median is the middle one, or the mean of the middle two
         case
-            when (ranked.n - 1) % 2 = 1 then
-                case when (ranked.n) // 2 < ranked.position
-                     then sorted.efficiencies[(ranked.n) // 2]
-                     else sorted.efficiencies[(ranked.n) // 2 + 1] end
+            when (ranked.n - 1) % 2 = 1
+                then
+                    case when (ranked.n) // 2 < ranked.position
+                            then sorted.efficiencies[(ranked.n) // 2]
+                        else sorted.efficiencies[(ranked.n) // 2 + 1]
+                    end
             else (
                 case when (ranked.n - 1) // 2 < ranked.position
-                     then sorted.efficiencies[(ranked.n - 1) // 2]
-                     else sorted.efficiencies[(ranked.n - 1) // 2 + 1] end
+                        then sorted.efficiencies[(ranked.n - 1) // 2]
+                    else sorted.efficiencies[(ranked.n - 1) // 2 + 1]
+                end
                 + case when (ranked.n - 1) // 2 + 1 < ranked.position
-                       then sorted.efficiencies[(ranked.n - 1) // 2 + 1]
-                       else sorted.efficiencies[(ranked.n - 1) // 2 + 2] end
+                        then sorted.efficiencies[(ranked.n - 1) // 2 + 1]
+                    else sorted.efficiencies[(ranked.n - 1) // 2 + 2]
+                end
             ) / 2
         end as held_out_efficiency
     from ranked
