@@ -1,6 +1,6 @@
 -- Memory a model build needs, per context size (DESIGN §7), with the smallest catalogue card
 -- that holds it and, where runs report a peak, the estimate's error against the measured peak.
--- Estimates: intermediate/memory/drv_memory_estimates_computed.sql (constants are dbt vars).
+-- Estimates: marts/derived/memory/drv_memory_estimates_computed.sql (constants are dbt vars).
 with estimates as (
     select * from {{ ref('drv_memory_estimates_computed') }}
 ),
