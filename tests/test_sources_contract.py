@@ -172,7 +172,9 @@ def test_dbt_source_and_staging_model_exist_for_each_entity(source, manifest):
     for ent in source.entities:
         uid = f"source.benchwh.{source.name}.{ent.name}"
         assert uid in manifest["sources"], f"no dbt source {source.name}.{ent.name} (models/staging/{source.name}/)"
-        location = manifest["sources"][uid].get("meta", {}).get("external_location", "")
+        node = manifest["sources"][uid]
+        # the project-wide pattern (dbt_project.yml) is filled in by dbt-duckdb at build time
+        location = node.get("meta", {}).get("external_location", "").format_map(node)
         assert f"landing/{source.name}/{ent.name}/" in location, f"{uid} does not read its landing folder"
     missing = [e.name for e in source.entities if e.name not in staging_models_of(manifest, source)]
     assert not missing, f"no stg_{source.name}__* model selects from source {source.name} entities {missing}"

@@ -98,4 +98,4 @@ def test_summary_median_interval_and_ranks(build):
 def test_build_only_schemas_are_dropped(build):
     schemas = {r[0] for r in query(build, "select distinct schema_name from duckdb_tables()")}
     assert {"marts", "audit"} <= schemas
-    assert not schemas & {"staging", "intermediate", "seeds"}
+    assert not schemas & {"staging", "intermediate", "derived", "seeds"}

@@ -101,7 +101,8 @@
 {%- endmacro %}
 
 
-{#- A run measured on the CPU alone: no GPU name, or what tools write instead of one ('CPU only' from benchwh bench). -#}
+{#- A run measured on the CPU alone: no GPU name, or what tools write instead of one
+    ('CPU only' from benchwh bench). -#}
 {% macro is_cpu_only(expr) -%}
     coalesce(lower(trim({{ expr }})) in ('cpu only', 'cpu', 'none', ''), true)
 {%- endmacro %}

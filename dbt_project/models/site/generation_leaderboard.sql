@@ -19,7 +19,7 @@ tokens as (
         mode(protocol_sampling) as protocol_sampling,
         mode(protocol_repetitions) as protocol_repetitions
     from {{ ref('fct_speed_measurements') }}
-    where trust in ('signed', 'source') and not is_duplicate
+    where is_countable and not is_duplicate
     group by all
 )
 

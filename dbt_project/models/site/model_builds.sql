@@ -9,12 +9,13 @@ with builds as (
 
 measurements as (
     select * from {{ ref('fct_speed_measurements') }}
-    where trust in ('signed', 'source') and not is_duplicate and build_id is not null
+    where is_countable and not is_duplicate and build_id is not null
 ),
 
 pair_speeds as (
-    select build_id, machine_id, hardware_id, coalesce(engine, 'unknown') as engine,
-           median(gen_tps) as gen_tps_median
+    select
+        build_id, machine_id, hardware_id, coalesce(engine, 'unknown') as engine,
+        median(gen_tps) as gen_tps_median
     from measurements
     where gen_tps > 0
     group by all
@@ -35,7 +36,7 @@ speeds as (
 recall as (
     select build_id, max(largest_context_recalled) as context_proved_tokens
     from {{ ref('fct_context_recall') }}
-    where trust in ('signed', 'source') and not is_duplicate and build_id is not null
+    where is_countable and not is_duplicate and build_id is not null
     group by build_id
 ),
 
@@ -63,7 +64,8 @@ select
     speeds.best_engine as engine,
     cast(coalesce(peaks.measured_peak_bytes, memory.estimated_bytes) as bigint) as memory_bytes,
     case when peaks.measured_peak_bytes is not null then 'measured_peak'
-         when memory.estimated_bytes is not null then 'estimate' end as memory_basis,
+        when memory.estimated_bytes is not null then 'estimate'
+    end as memory_basis,
     cast(recall.context_proved_tokens as bigint) as context_proved_tokens,
     speeds.best_gen_tps,
     cast(coalesce(speeds.n_machines, 0) as bigint) as n_machines,

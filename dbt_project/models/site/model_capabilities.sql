@@ -4,7 +4,7 @@
 -- made readable) and on how many machines it was checked.
 with checks as (
     select * from {{ ref('fct_capability_checks') }}
-    where trust in ('signed', 'source') and not is_duplicate and build_id is not null
+    where is_countable and not is_duplicate and build_id is not null
 ),
 
 names as (

@@ -5,7 +5,7 @@
 -- is_lowest_on_machine marks the build a page shows per machine (the fewest grams).
 with runs as (
     select * from {{ ref('fct_carbon_per_mtok') }}
-    where trust in ('signed', 'source') and model_id is not null and hardware_id is not null
+    where is_countable and model_id is not null and hardware_id is not null
 ),
 
 per_row as (

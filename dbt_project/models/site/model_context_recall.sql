@@ -4,7 +4,7 @@
 -- because the machine could not hold the prompt (null), and why the walk stopped.
 with recall as (
     select * from {{ ref('fct_context_recall') }}
-    where trust in ('signed', 'source') and not is_duplicate
+    where is_countable and not is_duplicate
         and build_id is not null and machine_id is not null
 ),
 
@@ -12,8 +12,8 @@ latest_runs as (
     select distinct build_id, machine_id, source, source_run_id, measured_at
     from recall
     qualify row_number() over (
-        partition by build_id, machine_id order by measured_at desc, source_run_id desc
-    ) = 1
+            partition by build_id, machine_id order by measured_at desc, source_run_id desc
+        ) = 1
 )
 
 select

@@ -5,7 +5,11 @@
 with popular as (
     select hardware_id, name as hardware_name, memory_bytes
     from {{ ref('dim_hardware') }}
-    where hardware_id in ('{{ var("site_popular_hardware") | join("', '") }}')
+    where hardware_id in (
+            {%- for hardware_id in var("site_popular_hardware") %}
+                '{{ hardware_id }}'{{ "," if not loop.last }}
+            {%- endfor %}
+        )
 ),
 
 memory as (
@@ -19,9 +23,9 @@ fitting as (
     from popular
     inner join memory on memory.estimated_bytes <= popular.memory_bytes
     qualify row_number() over (
-        partition by popular.hardware_id, memory.model_id
-        order by memory.weights_bytes desc, memory.build_id
-    ) = 1
+            partition by popular.hardware_id, memory.model_id
+            order by memory.weights_bytes desc, memory.build_id asc
+        ) = 1
 ),
 
 pairs as (
@@ -39,7 +43,7 @@ measured_pairs as (
         median(gen_tps) as gen_tps_median,
         count(distinct source || '|' || source_run_id) as n_runs
     from {{ ref('fct_speed_measurements') }}
-    where trust in ('signed', 'source') and not is_duplicate and gen_tps > 0
+    where is_countable and not is_duplicate and gen_tps > 0
     group by hardware_id, build_id, coalesce(engine, 'unknown')
 ),
 
@@ -47,15 +51,15 @@ measured as (
     -- the fastest engine measured on the pair
     select *
     from measured_pairs
-    qualify row_number() over (partition by hardware_id, build_id order by gen_tps_median desc, engine) = 1
+    qualify row_number() over (partition by hardware_id, build_id order by gen_tps_median desc, engine asc) = 1
 ),
 
 expected as (
     select *
     from {{ ref('fct_expected_speed') }}
     qualify row_number() over (
-        partition by hardware_id, build_id order by fit_n desc, fit_mdape_pct nulls last, engine
-    ) = 1
+            partition by hardware_id, build_id order by fit_n desc, fit_mdape_pct asc nulls last, engine asc
+        ) = 1
 )
 
 select

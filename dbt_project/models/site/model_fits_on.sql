@@ -6,12 +6,14 @@
 -- file size. The builds counted are the measured ones with a known size; a model none of whose
 -- measured builds has a size counts its listed builds.
 with machines as (
-    select distinct machine.machine_kind, machine.usable_memory_bytes as memory_bytes,
-           machine.usable_memory_kind as memory_kind
+    select distinct
+        machine.machine_kind, machine.usable_memory_bytes as memory_bytes,
+        machine.usable_memory_kind as memory_kind
     from {{ ref('dim_machine') }} as machine
     where machine.usable_memory_bytes > 0
         and machine.machine_id in (
-            select machine_id from {{ ref('fct_speed_runs') }} where trust in ('signed', 'source')
+            select machine_id from {{ ref('fct_speed_runs') }}
+            where is_countable
         )
 ),
 
@@ -25,12 +27,13 @@ kinds as (
 peaks as (
     select build_id, max(peak_memory_bytes) as peak_bytes
     from {{ ref('fct_speed_measurements') }}
-    where trust in ('signed', 'source') and not is_duplicate and peak_memory_bytes > 0
+    where is_countable and not is_duplicate and peak_memory_bytes > 0
     group by build_id
 ),
 
 estimates as (
-    select build_id, estimated_bytes from {{ ref('fct_memory_requirements') }} where is_default_context
+    select build_id, estimated_bytes from {{ ref('fct_memory_requirements') }}
+    where is_default_context
 ),
 
 sized as (
@@ -52,8 +55,9 @@ counted as (
 ),
 
 smallest as (
-    select model_id, (list(build_id order by needed_bytes, build_id))[1] as smallest_build_id,
-           min(needed_bytes) as smallest_needed_bytes, count(*) as builds_total
+    select
+        model_id, (list(build_id order by needed_bytes, build_id))[1] as smallest_build_id,
+        min(needed_bytes) as smallest_needed_bytes, count(*) as builds_total
     from counted
     group by model_id
 )

@@ -18,9 +18,10 @@ peaks as (
     from memory
     where n_measured_peaks > 0
     qualify row_number() over (
-        partition by build_id
-        order by n_measured_peaks desc, abs(context_tokens - {{ var('default_context_tokens') }}), context_tokens
-    ) = 1
+            partition by build_id
+            order by
+                n_measured_peaks desc, abs(context_tokens - {{ var('default_context_tokens') }}), context_tokens asc
+        ) = 1
 )
 
 select

@@ -6,7 +6,7 @@
 -- performance score: what LocalScore prints, not the median of its tests).
 with measurements as (
     select * from {{ ref('fct_speed_measurements') }}
-    where trust in ('signed', 'source') and not is_duplicate and build_id is not null
+    where is_countable and not is_duplicate and build_id is not null
 ),
 
 run_averages as (
@@ -39,8 +39,10 @@ rows as (
         count(*) as n_samples,
         string_agg(distinct measurements.source, ', ' order by measurements.source) as sources,
         string_agg(distinct measurements.test_name, ', ' order by measurements.test_name) as test_names,
-        string_agg(distinct measurements.source || ':' || measurements.source_run_id, ', '
-                   order by measurements.source || ':' || measurements.source_run_id) as run_ids,
+        string_agg(
+            distinct measurements.source || ':' || measurements.source_run_id, ', '
+            order by measurements.source || ':' || measurements.source_run_id
+        ) as run_ids,
         max(measurements.measured_at) as last_measured_at
     from measurements
     left join {{ ref('dim_hardware') }} as hardware on hardware.hardware_id = measurements.hardware_id

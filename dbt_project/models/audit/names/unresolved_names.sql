@@ -24,8 +24,9 @@ quants_seen as (
 -- a run carries one name of each kind, so runs per (source, raw name) add up across the
 -- memories / file names it was seen with
 hardware_unresolved as (
-    select s.source, 'hardware' as kind, s.raw_hardware_name as raw_name, r.normalised_key,
-           s.occurrences
+    select
+        s.source, 'hardware' as kind, s.raw_hardware_name as raw_name, r.normalised_key,
+        s.occurrences
     from hardware_seen as s
     inner join {{ ref('int_hardware_names_resolved') }} as r
         on s.raw_hardware_name is not distinct from r.raw_hardware_name
@@ -34,8 +35,9 @@ hardware_unresolved as (
 ),
 
 model_unresolved as (
-    select s.source, 'model' as kind, coalesce(s.raw_model_name, s.model_file_name) as raw_name,
-           r.normalised_key, s.occurrences
+    select
+        s.source, 'model' as kind, coalesce(s.raw_model_name, s.model_file_name) as raw_name,
+        r.normalised_key, s.occurrences
     from models_seen as s
     inner join {{ ref('int_model_names_resolved') }} as r
         on s.raw_model_name is not distinct from r.raw_model_name
@@ -44,8 +46,9 @@ model_unresolved as (
 ),
 
 quant_unresolved as (
-    select s.source, 'quant' as kind, coalesce(s.raw_quant, s.model_file_name) as raw_name,
-           r.quant as normalised_key, s.occurrences
+    select
+        s.source, 'quant' as kind, coalesce(s.raw_quant, s.model_file_name) as raw_name,
+        r.quant as normalised_key, s.occurrences
     from quants_seen as s
     inner join {{ ref('int_quant_names_resolved') }} as r
         on s.raw_quant is not distinct from r.raw_quant
@@ -54,17 +57,19 @@ quant_unresolved as (
 ),
 
 openrouter_unresolved as (
-    select 'openrouter' as source, 'model' as kind, openrouter_id as raw_name,
-           {{ normalise_model_name('openrouter_id') }} as normalised_key,
-           sum(n_observations) as occurrences
+    select
+        'openrouter' as source, 'model' as kind, openrouter_id as raw_name,
+        {{ normalise_model_name('openrouter_id') }} as normalised_key,
+        sum(n_observations) as occurrences
     from {{ ref('fct_api_prices') }}
     where not is_model_in_catalogue
     group by openrouter_id
 ),
 
 catalogue_openrouter_ids_unlisted as (
-    select 'model_catalogue' as source, 'openrouter_id' as kind, c.openrouter_id as raw_name,
-           cast(null as varchar) as normalised_key, 0 as occurrences
+    select
+        'model_catalogue' as source, 'openrouter_id' as kind, c.openrouter_id as raw_name,
+        cast(null as varchar) as normalised_key, 0 as occurrences
     from {{ ref('model_catalogue') }} as c
     where c.openrouter_id is not null
         and c.openrouter_id not in (select openrouter_id from {{ ref('stg_openrouter__models') }})
@@ -100,7 +105,10 @@ closest as (
         u.normalised_key,
         arg_max(c.entry_id, jaro_winkler_similarity(u.normalised_key, c.entry_key)) as closest_match,
         max(jaro_winkler_similarity(u.normalised_key, c.entry_key)) as closest_similarity
-    from (select distinct kind, normalised_key from unresolved where normalised_key is not null) as u
+    from (
+        select distinct kind, normalised_key from unresolved
+        where normalised_key is not null
+    ) as u
     inner join catalogue_keys as c on u.kind = c.kind
     group by all
 ),
@@ -126,7 +134,8 @@ select
         when raw_name = '(missing)' or closest_match is null or kind = 'openrouter_id' then null
         else
             case kind when 'hardware' then 'hardware_aliases.csv: ' when 'model' then 'model_aliases.csv: '
-                      else 'quantization_aliases.csv: ' end
+                else 'quantization_aliases.csv: '
+            end
             || '"' || replace(raw_name, '"', '""') || '",' || closest_match || ',"' || source || ' name"'
     end as alias_line
 from listed

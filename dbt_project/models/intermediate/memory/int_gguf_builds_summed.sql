@@ -3,12 +3,13 @@
 with files as (
     select
         *,
-        row_number() over (partition by repo, path order by fetched_at desc, raw_sha256) as recency
+        row_number() over (partition by repo, path order by fetched_at desc, raw_sha256 asc) as recency
     from {{ ref('stg_huggingface__files') }}
 ),
 
 latest as (
-    select * from files where recency = 1
+    select * from files
+    where recency = 1
 )
 
 select

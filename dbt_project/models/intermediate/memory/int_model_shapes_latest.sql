@@ -2,7 +2,7 @@
 with configs as (
     select
         *,
-        row_number() over (partition by repo order by fetched_at desc, raw_sha256) as recency
+        row_number() over (partition by repo order by fetched_at desc, raw_sha256 asc) as recency
     from {{ ref('stg_huggingface__configs') }}
 )
 

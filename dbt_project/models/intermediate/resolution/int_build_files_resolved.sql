@@ -40,9 +40,11 @@ resolved as (
         q.quant,
         coalesce(
             lower(o.model_repo),
-            (select l.repo from listed_files as l
-             where l.model_id = m.model_id and l.file_name = o.model_file_name
-             order by l.repo_position, l.repo limit 1)
+            (
+                select l.repo from listed_files as l
+                where l.model_id = m.model_id and l.file_name = o.model_file_name
+                order by l.repo_position, l.repo limit 1
+            )
         ) as repo
     from observed as o
     left join models as m

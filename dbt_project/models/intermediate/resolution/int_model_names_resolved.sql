@@ -23,14 +23,18 @@ candidate_names as (
     union all
     select model_id, model_id, 3 from catalogue
     union all
-    select model_id, hf_base_repo, 4 from catalogue where hf_base_repo is not null
+    select model_id, hf_base_repo, 4 from catalogue
+    where hf_base_repo is not null
     union all
     select model_id, trim(unnest(string_split(hf_gguf_repos, ';'))), 5
-    from catalogue where hf_gguf_repos is not null
+    from catalogue
+    where hf_gguf_repos is not null
     union all
-    select model_id, openrouter_id, 6 from catalogue where openrouter_id is not null
+    select model_id, openrouter_id, 6 from catalogue
+    where openrouter_id is not null
     union all
-    select model_id, ollama_tag, 7 from catalogue where ollama_tag is not null
+    select model_id, ollama_tag, 7 from catalogue
+    where ollama_tag is not null
 ),
 
 candidates as (
@@ -46,7 +50,8 @@ candidates as (
 attempts as (
     select raw_model_name, model_file_name, 1 as attempt, raw_model_name as attempted_name from observed
     union all
-    select raw_model_name, model_file_name, 2, model_file_name from observed where model_file_name is not null
+    select raw_model_name, model_file_name, 2, model_file_name from observed
+    where model_file_name is not null
 ),
 
 keyed_attempts as (
@@ -77,7 +82,7 @@ best as (
                 order by attempt, step, priority, model_id
             ) as preference
         from matches
-    )
+    ) as ranked
     where preference = 1
 ),
 
@@ -97,7 +102,8 @@ select
     k.raw_model_name,
     k.model_file_name,
     k.normalised_key,
-    coalesce(b.model_id, {{ provisional_id('k.normalised_key', 'coalesce(k.raw_model_name, k.model_file_name)') }}) as model_id,
+    coalesce(b.model_id, {{ provisional_id('k.normalised_key', 'coalesce(k.raw_model_name, k.model_file_name)') }})
+        as model_id,
     b.model_id is not null as is_catalogued,
     case b.step when 1 then 'exact' when 2 then 'normalised' else 'unresolved' end as match_method,
     k.n_runs

@@ -11,7 +11,8 @@ with observed as (
 candidate_names as (
     select quant, quant as candidate_name from {{ ref('quantizations') }}
     union all
-    select quant, llama_cpp_ftype_name from {{ ref('quantizations') }} where llama_cpp_ftype_name is not null
+    select quant, llama_cpp_ftype_name from {{ ref('quantizations') }}
+    where llama_cpp_ftype_name is not null
     union all
     select quant, alias from {{ ref('quantization_aliases') }}
 ),

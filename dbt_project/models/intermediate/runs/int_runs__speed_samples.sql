@@ -21,7 +21,9 @@ joined as (
         -- a CPU-only run ('CPU only' is what benchwh bench writes) is the CPU, with the machine's
         -- RAM as its memory; a run naming no CPU either lands under the explicit 'Unknown CPU'
         case
-            when {{ is_cpu_only('runs.raw_hardware_name') }} then coalesce(nullif(trim(runs.raw_cpu_name), ''), 'Unknown CPU')
+            when
+                {{ is_cpu_only('runs.raw_hardware_name') }}
+                then coalesce(nullif(trim(runs.raw_cpu_name), ''), 'Unknown CPU')
             else runs.raw_hardware_name
         end as raw_hardware_name,
         case
@@ -44,11 +46,13 @@ joined as (
         -- a run's energy is shared evenly by its samples when no test has its own
         coalesce(samples.energy_j, runs.energy_j / nullif(runs.n_samples, 0)) as energy_j,
         case when coalesce(samples.power_w, runs.power_avg_w, samples.energy_j, runs.energy_j) is not null
-             then coalesce(runs.power_method, 'sensor') end as power_method,
+                then coalesce(runs.power_method, 'sensor')
+        end as power_method,
         coalesce(samples.peak_memory_bytes, runs.peak_memory_bytes) as peak_memory_bytes,
         runs.country,
         coalesce(samples.measured_at, runs.created_at) as measured_at,
         runs.trust,
+        runs.is_countable,
         samples.test_key,
         runs.model_repo,
         runs.model_file_size_bytes,
@@ -76,10 +80,11 @@ flagged as (
         case
             when joined.test_key is null then false
             else row_number() over (
-                partition by joined.test_key, joined.repetition_index
-                order by (joined.power_w is null), joined.landed_from_fetched_at, joined.raw_sha256,
-                         joined.source_run_id
-            ) > 1
+                    partition by joined.test_key, joined.repetition_index
+                    order by
+                        (joined.power_w is null), joined.landed_from_fetched_at, joined.raw_sha256,
+                        joined.source_run_id
+                ) > 1
         end as is_duplicate,
         row_number() over (
             partition by joined.source, joined.source_run_id
@@ -110,7 +115,8 @@ final as (
         coalesce(
             measured_turn_time_ms,
             case when ttft_ms is not null and gen_tps > 0 and n_gen is not null
-                 then ttft_ms + 1000.0 * n_gen / gen_tps end
+                    then ttft_ms + 1000.0 * n_gen / gen_tps
+            end
         ) as turn_time_ms,
         (measured_turn_time_ms is null and ttft_ms is not null and gen_tps > 0 and n_gen is not null)
             as is_turn_time_derived,
@@ -121,6 +127,7 @@ final as (
         country,
         measured_at,
         trust,
+        is_countable,
         is_duplicate,
         model_repo,
         model_file_size_bytes,

@@ -9,5 +9,5 @@ select
     performance_score
 from {{ ref('stg_localscore__runs') }}
 qualify row_number() over (
-    partition by run_id order by fetched_at desc, raw_sha256 desc, record_index desc
-) = 1
+        partition by run_id order by fetched_at desc, raw_sha256 desc, record_index desc
+    ) = 1

@@ -6,16 +6,16 @@ with runs as (
     select *
     from {{ ref('stg_localscore__runs') }}
     qualify row_number() over (
-        partition by run_id order by fetched_at desc, raw_sha256 desc, record_index desc
-    ) = 1
+            partition by run_id order by fetched_at desc, raw_sha256 desc, record_index desc
+        ) = 1
 ),
 
 tests as (
     select *
     from {{ ref('stg_localscore__tests') }}
     qualify row_number() over (
-        partition by run_id, test_name order by fetched_at desc, raw_sha256 desc, record_index desc
-    ) = 1
+            partition by run_id, test_name order by fetched_at desc, raw_sha256 desc, record_index desc
+        ) = 1
 ),
 
 joined as (
@@ -28,8 +28,10 @@ joined as (
             when nullif(trim(r.accelerator_name), '') is not null then r.accelerator_name
             when upper(r.accelerator_type) = 'CPU' then coalesce(nullif(trim(r.cpu_name), ''), 'Unknown CPU')
         end as accelerator_name,
-        coalesce(r.accelerator_memory_gb,
-                 case when upper(r.accelerator_type) = 'CPU' then r.ram_gb end) as accelerator_memory_gb,
+        coalesce(
+            r.accelerator_memory_gb,
+            case when upper(r.accelerator_type) = 'CPU' then r.ram_gb end
+        ) as accelerator_memory_gb,
         r.model_name,
         r.model_quant,
         r.runtime_name,
@@ -70,7 +72,8 @@ select
     ttft_ms,
     -- LocalScore publishes no client-view turn time: derive it (DESIGN §7) and say so
     case when ttft_ms is not null and gen_tps > 0 and n_gen is not null
-         then ttft_ms + 1000.0 * n_gen / gen_tps end as turn_time_ms,
+            then ttft_ms + 1000.0 * n_gen / gen_tps
+    end as turn_time_ms,
     (ttft_ms is not null and gen_tps > 0 and n_gen is not null) as is_turn_time_derived,
     power_w,
     -- the test's energy from its average power over its wall time
@@ -80,6 +83,7 @@ select
     cast(null as varchar) as country,
     created_at as measured_at,
     'source' as trust,
+    true as is_countable,  -- source trust counts (stg_runs__runs.is_countable)
     false as is_duplicate,
     cast(null as varchar) as model_repo,
     cast(null as bigint) as model_file_size_bytes,

@@ -31,8 +31,10 @@ select
     q.quant,
     b.build_id,
     -- one machine: the same resolved hardware with the same reported configuration
-    'machine:' || left(md5(concat_ws('|', h.hardware_id, coalesce(s.gpu_count, 1), s.hardware_memory_gb,
-                                     lower(trim(s.os)), lower(trim(s.cpu_name)), s.ram_gb, upper(s.country))), 16)
+    'machine:' || left(md5(concat_ws(
+        '|', h.hardware_id, coalesce(s.gpu_count, 1), s.hardware_memory_gb,
+        lower(trim(s.os)), lower(trim(s.cpu_name)), s.ram_gb, upper(s.country)
+    )), 16)
         as machine_id
 from samples as s
 left join hardware as h

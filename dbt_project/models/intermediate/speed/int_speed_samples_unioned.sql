@@ -10,7 +10,7 @@
     'raw_model_name', 'raw_quant', 'model_file_name', 'engine', 'engine_version', 'test_name',
     'n_prompt', 'n_gen', 'gen_tps', 'prompt_tps', 'ttft_ms', 'turn_time_ms',
     'is_turn_time_derived', 'power_w', 'energy_j', 'power_method', 'peak_memory_bytes',
-    'country', 'measured_at', 'trust', 'is_duplicate',
+    'country', 'measured_at', 'trust', 'is_countable', 'is_duplicate',
     'model_repo', 'model_file_size_bytes', 'model_sha256', 'gpu_count', 'cpu_name', 'ram_gb', 'os',
     'keyid', 'contributor', 'protocol_sampling', 'protocol_repetitions'] %}
 {%- set types = {
@@ -21,17 +21,17 @@
     'gen_tps': 'double', 'prompt_tps': 'double', 'ttft_ms': 'double', 'turn_time_ms': 'double',
     'is_turn_time_derived': 'boolean', 'power_w': 'double', 'energy_j': 'double',
     'power_method': 'varchar', 'peak_memory_bytes': 'bigint', 'country': 'varchar',
-    'measured_at': 'timestamp', 'trust': 'varchar', 'is_duplicate': 'boolean',
+    'measured_at': 'timestamp', 'trust': 'varchar', 'is_countable': 'boolean', 'is_duplicate': 'boolean',
     'model_repo': 'varchar', 'model_file_size_bytes': 'bigint', 'model_sha256': 'varchar',
     'gpu_count': 'integer', 'cpu_name': 'varchar', 'ram_gb': 'double', 'os': 'varchar',
     'keyid': 'varchar', 'contributor': 'varchar', 'protocol_sampling': 'varchar',
     'protocol_repetitions': 'integer'} %}
 
 {% for model_name in speed_sources %}
-select
+    select
     {%- for column in columns %}
-    cast({{ column }} as {{ types[column] }}) as {{ column }}{{ "," if not loop.last }}
+            cast({{ column }} as {{ types[column] }}) as {{ column }}{{ "," if not loop.last }}
     {%- endfor %}
-from {{ ref(model_name) }}
-{% if not loop.last %}union all{% endif %}
+    from {{ ref(model_name) }}
+    {% if not loop.last %}union all{% endif %}
 {% endfor %}

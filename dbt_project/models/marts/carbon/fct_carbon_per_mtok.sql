@@ -3,12 +3,12 @@
 -- Intensity: the machine's country in the measurement year (else its latest earlier year),
 -- else World the same way; when no year is early enough, the area's earliest year.
 with runs as (
-    select * from {{ ref('int_carbon_runs_measured') }}
+    select * from {{ ref('drv_carbon_runs_measured') }}
     where j_per_token > 0
 ),
 
 countries as (
-    select * from {{ ref('int_country_codes') }}
+    select * from {{ ref('country_codes') }}
 ),
 
 grid as (
@@ -47,6 +47,7 @@ select
     runs.model_id,
     runs.engine,
     runs.trust,
+    runs.is_countable,
     runs.measured_at,
     runs.j_per_token,
     runs.method,

@@ -35,7 +35,7 @@ described as (
         coalesce(
             cast(nullif(regexp_extract(machines.cpu, '([0-9]+)-Core', 1), '') as integer),
             cast(nullif(regexp_extract(machines.cpu, '([0-9]+)P\s*\+\s*[0-9]+E', 1), '') as integer)
-                + cast(nullif(regexp_extract(machines.cpu, '[0-9]+P\s*\+\s*([0-9]+)E', 1), '') as integer)
+            + cast(nullif(regexp_extract(machines.cpu, '[0-9]+P\s*\+\s*([0-9]+)E', 1), '') as integer)
         ) as cpu_cores,
         -- plain OS family for labels: Darwin is macOS
         case
@@ -53,7 +53,8 @@ select
     hardware_id,
     cast(gpu_count as integer) as gpu_count,
     case when hardware_kind in ('gpu', 'soc') or hardware_kind is null
-         then cast(round(gpu_memory_gib * 1073741824) as bigint) end as gpu_memory_bytes,
+            then cast(round(gpu_memory_gib * 1073741824) as bigint)
+    end as gpu_memory_bytes,
     os,
     cpu,
     cpu_cores,
@@ -62,8 +63,11 @@ select
     hardware_name,
     hardware_kind,
     case
-        when hardware_kind = 'cpu' then concat_ws(' · ', coalesce(os_family, 'Unknown OS') || ', CPU only',
-                                                  cpu_cores || ' CPUs')
+        when hardware_kind = 'cpu'
+            then concat_ws(
+                    ' · ', coalesce(os_family, 'Unknown OS') || ', CPU only',
+                    cpu_cores || ' CPUs'
+                )
         when gpu_count > 1 then gpu_count || '× ' || hardware_name
         else hardware_name
     end as machine_kind,
@@ -74,11 +78,13 @@ select
         else cast(round(coalesce(ram_gib, gpu_memory_gib) * 1073741824) as bigint)
     end as usable_memory_bytes,
     case when hardware_kind = 'gpu' and gpu_memory_gib > 0 then 'card' else 'ram' end as usable_memory_kind,
-    concat_ws(' · ',
+    concat_ws(
+        ' · ',
         os_family,
         case when hardware_kind <> 'cpu' and gpu_memory_gib > 0
-             then case when gpu_count > 1 then gpu_count || '× ' else '' end
-                  || coalesce(vendor, hardware_name) || ' ' || cast(round(gpu_memory_gib) as integer) || ' GB' end,
+                then case when gpu_count > 1 then gpu_count || '× ' else '' end
+                    || coalesce(vendor, hardware_name) || ' ' || cast(round(gpu_memory_gib) as integer) || ' GB'
+        end,
         cpu_cores || ' CPUs',
         case when ram_gib > 0 then cast(round(ram_gib) as integer) || ' GB RAM' end
     ) as headline_label,

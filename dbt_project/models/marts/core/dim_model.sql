@@ -60,8 +60,10 @@ derived_from as (
     from (
         select
             model_id,
-            trim(regexp_replace(arg_max(normalised_key, n_runs),
-                 '\b(abliterated|uncensored|heretic|merged?|finetuned?|fine tuned?|lora|dpo|orpo)\b', ' ', 'g'))
+            trim(regexp_replace(
+                arg_max(normalised_key, n_runs),
+                '\b(abliterated|uncensored|heretic|merged?|finetuned?|fine tuned?|lora|dpo|orpo)\b', ' ', 'g'
+            ))
                 as stripped_key,
             arg_max(normalised_key, n_runs) as normalised_key
         from {{ ref('int_model_names_resolved') }}
@@ -69,7 +71,9 @@ derived_from as (
         group by model_id
     ) as p
     inner join {{ ref('model_catalogue') }} as c
-        on regexp_replace(p.stripped_key, '\s+', ' ', 'g') in ({{ normalise_model_name('c.name') }}, {{ normalise_model_name('c.model_id') }})
+        on regexp_replace(p.stripped_key, '\s+', ' ', 'g') in (
+            {{ normalise_model_name('c.name') }}, {{ normalise_model_name('c.model_id') }}
+        )
     where p.stripped_key <> p.normalised_key
     group by p.model_id
 ),
@@ -78,7 +82,7 @@ derived_from as (
 family_words as (
     select regexp_extract(family, '^([a-z]+)', 1) as family_word, min(display_name) as display_name
     from {{ ref('model_families') }}
-    group by 1
+    group by all
 )
 
 select

@@ -68,8 +68,9 @@ builds as (
         coalesce(m.file_name, l.file_name) as file_name,
         coalesce(m.file_size_bytes, l.file_size_bytes, r.file_size_bytes) as file_size_bytes,
         case when m.file_size_bytes is not null then 'run'
-             when l.file_size_bytes is not null then 'hub'
-             when r.file_size_bytes is not null then 'hub-representative' end as file_size_source,
+            when l.file_size_bytes is not null then 'hub'
+            when r.file_size_bytes is not null then 'hub-representative'
+        end as file_size_source,
         m.sha256,
         m.build_id is not null as is_measured
     from measured_builds as m

@@ -5,7 +5,7 @@
 {% set hours = var('cost_hardware_lifetime_years') * 365 * var('cost_busy_hours_per_day') %}
 
 with pairs as (
-    select * from {{ ref('int_cost_pairs_measured') }}
+    select * from {{ ref('drv_cost_pairs_measured') }}
 ),
 
 costed as (
@@ -21,7 +21,7 @@ costed as (
 ),
 
 api as (
-    select * from {{ ref('int_api_prices_matched') }}
+    select * from {{ ref('drv_api_prices_matched') }}
 )
 
 select
@@ -38,13 +38,13 @@ select
     costed.electricity_usd_per_hour,
     costed.hardware_usd_per_hour + costed.electricity_usd_per_hour as usd_per_hour,
     (costed.hardware_usd_per_hour + costed.electricity_usd_per_hour)
-        / (costed.gen_tps_median * 3600) * 1e6 as local_usd_per_mtok,
+    / (costed.gen_tps_median * 3600) * 1e6 as local_usd_per_mtok,
     api.openrouter_id,
     api.completion_usd_per_mtok as api_usd_per_mtok,
     api.valid_from as api_price_valid_from,
     api.is_valid_at_measurement as is_api_price_valid_at_measurement,
     (costed.hardware_usd_per_hour + costed.electricity_usd_per_hour)
-        / (costed.gen_tps_median * 3600) * 1e6 / nullif(api.completion_usd_per_mtok, 0)
+    / (costed.gen_tps_median * 3600) * 1e6 / nullif(api.completion_usd_per_mtok, 0)
         as local_to_api_ratio,
     cast(costed.measured_at as date) as measured_on
 from costed

@@ -3,19 +3,19 @@
 -- for every catalogue machine with a bandwidth and a memory size that holds the build at the
 -- default context, and every engine whose fit rests on enough measured pairs.
 with fits as (
-    select * from {{ ref('int_expected_speed_fits_computed') }}
+    select * from {{ ref('drv_expected_speed_fits_computed') }}
     where fit_n >= {{ var('expected_speed_min_fit_pairs') }}
 ),
 
 measured as (
     select distinct hardware_id, build_id
     from {{ ref('fct_speed_measurements') }}
-    where trust in ('signed', 'source') and not is_duplicate and gen_tps > 0
+    where is_countable and not is_duplicate and gen_tps > 0
 ),
 
 builds as (
     select build_id, weights_bytes, estimated_bytes
-    from {{ ref('int_memory_estimates_computed') }}
+    from {{ ref('drv_memory_estimates_computed') }}
     where is_default_context
 ),
 
@@ -40,6 +40,6 @@ inner join builds
     on builds.estimated_bytes <= hardware.memory_bytes
 cross join fits
 where not exists (
-    select 1 from measured
-    where measured.hardware_id = hardware.hardware_id and measured.build_id = builds.build_id
-)
+        select 1 from measured
+        where measured.hardware_id = hardware.hardware_id and measured.build_id = builds.build_id
+    )

@@ -16,9 +16,9 @@ latest_observation as (
         fetches.fetched_at
     from fetches
     where fetches.source = 'grid'
-      and fetches.http_status in (200, 304)
-      and fetches.raw_sha256 in (select distinct raw_sha256 from intensities)
-    order by fetches.fetched_at desc, fetches.raw_sha256
+        and fetches.http_status in (200, 304)
+        and fetches.raw_sha256 in (select distinct raw_sha256 from intensities)
+    order by fetches.fetched_at desc, fetches.raw_sha256 asc
     limit 1
 ),
 

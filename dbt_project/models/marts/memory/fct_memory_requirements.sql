@@ -1,12 +1,12 @@
 -- Memory a model build needs, per context size (DESIGN §7), with the smallest catalogue card
 -- that holds it and, where runs report a peak, the estimate's error against the measured peak.
--- Estimates: intermediate/memory/int_memory_estimates_computed.sql (constants are dbt vars).
+-- Estimates: marts/derived/memory/drv_memory_estimates_computed.sql (constants are dbt vars).
 with estimates as (
-    select * from {{ ref('int_memory_estimates_computed') }}
+    select * from {{ ref('drv_memory_estimates_computed') }}
 ),
 
 builds as (
-    select * from {{ ref('int_memory_builds_shaped') }}
+    select * from {{ ref('drv_memory_builds_shaped') }}
 ),
 
 cards as (
@@ -28,10 +28,10 @@ smallest_cards as (
     inner join cards
         on cards.memory_bytes >= estimates.estimated_bytes
     qualify row_number() over (
-        partition by estimates.build_id, estimates.context_tokens
-        -- the least memory; among equals the cheapest card with a price, then by id
-        order by cards.memory_bytes, cards.launch_price_usd nulls last, cards.hardware_id
-    ) = 1
+            partition by estimates.build_id, estimates.context_tokens
+            -- the least memory; among equals the cheapest card with a price, then by id
+            order by cards.memory_bytes, cards.launch_price_usd nulls last, cards.hardware_id
+        ) = 1
 ),
 
 run_peaks as (
@@ -44,7 +44,7 @@ run_peaks as (
         max(coalesce(n_prompt, 0) + coalesce(n_gen, 0)) as tokens_held
     from {{ ref('fct_speed_measurements') }}
     where peak_memory_bytes > 0
-        and trust in ('signed', 'source')
+        and is_countable
         and not is_duplicate
         and build_id is not null
     group by build_id, source, source_run_id
@@ -58,9 +58,9 @@ run_contexts as (
         on estimates.build_id = run_peaks.build_id
         and estimates.context_tokens >= run_peaks.tokens_held
     qualify row_number() over (
-        partition by run_peaks.build_id, run_peaks.source, run_peaks.source_run_id
-        order by estimates.context_tokens
-    ) = 1
+            partition by run_peaks.build_id, run_peaks.source, run_peaks.source_run_id
+            order by estimates.context_tokens
+        ) = 1
 ),
 
 peaks as (

@@ -37,7 +37,7 @@ observations as (
     from fetches
     inner join landed_bodies on fetches.raw_sha256 = landed_bodies.raw_sha256
     where fetches.source = 'openrouter'
-      and fetches.http_status in (200, 304)
+        and fetches.http_status in (200, 304)
 ),
 
 sequenced as (
@@ -67,10 +67,11 @@ flagged as (
     select
         *,
         case
-            when lag(observation_seq) over by_model is distinct from observation_seq - 1
-                or lag(prompt_usd_per_mtok) over by_model is distinct from prompt_usd_per_mtok
-                or lag(completion_usd_per_mtok) over by_model is distinct from completion_usd_per_mtok
-                or lag(request_usd) over by_model is distinct from request_usd
+            when
+                (lag(observation_seq) over by_model is distinct from (observation_seq - 1))
+                or (lag(prompt_usd_per_mtok) over by_model is distinct from prompt_usd_per_mtok)
+                or (lag(completion_usd_per_mtok) over by_model is distinct from completion_usd_per_mtok)
+                or (lag(request_usd) over by_model is distinct from request_usd)
                 then 1
             else 0
         end as starts_range
@@ -128,7 +129,7 @@ catalogue_by_base_id as (
     select regexp_replace(openrouter_id, ':[a-z0-9_-]+$', '') as base_openrouter_id, min(model_id) as model_id
     from catalogue
     where openrouter_id is not null
-    group by 1
+    group by all
     having count(distinct model_id) = 1
 ),
 

@@ -32,6 +32,7 @@ final as (
         runs.engine,
         runs.engine_version,
         runs.trust,
+        runs.is_countable,
         coalesce(speed_runs.is_duplicate, false) as is_duplicate,
         runs.created_at as measured_at
     from capabilities

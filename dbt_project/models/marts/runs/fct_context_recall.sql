@@ -18,8 +18,9 @@ speed_runs as (
 ),
 
 kept as (
-    select recalls.source, recalls.source_run_id, recalls.context_tokens, recalls.step_index,
-           recalls.is_recalled
+    select
+        recalls.source, recalls.source_run_id, recalls.context_tokens, recalls.step_index,
+        recalls.is_recalled
     from recalls
     inner join runs
         on recalls.source = runs.source
@@ -29,9 +30,10 @@ kept as (
 
 not_held as (
     -- the size a walk could not hold, when it is not among the sizes it reported
-    select runs.source, runs.source_run_id, runs.recall_stop_at_tokens as context_tokens,
-           cast(coalesce(max(kept.step_index) + 1, 0) as integer) as step_index,
-           cast(null as boolean) as is_recalled
+    select
+        runs.source, runs.source_run_id, runs.recall_stop_at_tokens as context_tokens,
+        cast(coalesce(max(kept.step_index) + 1, 0) as integer) as step_index,
+        cast(null as boolean) as is_recalled
     from runs
     left join kept using (source, source_run_id)
     where runs.recall_stop_reason = 'could_not_hold' and runs.recall_stop_at_tokens is not null
@@ -76,6 +78,7 @@ select
     runs.raw_quant,
     runs.engine,
     runs.trust,
+    runs.is_countable,
     coalesce(speed_runs.is_duplicate, false) as is_duplicate,
     runs.created_at as measured_at
 from steps

@@ -13,9 +13,9 @@ one_per_sample as (
     select *
     from samples
     qualify row_number() over (
-        partition by source, source_run_id, sample_index
-        order by measured_at, test_name, gen_tps, prompt_tps, ttft_ms
-    ) = 1
+            partition by source, source_run_id, sample_index
+            order by measured_at, test_name, gen_tps, prompt_tps, ttft_ms
+        ) = 1
 ),
 
 runs as (
@@ -78,6 +78,7 @@ select
     s.country,
     s.measured_at,
     s.trust,
+    s.is_countable,
     coalesce(s.is_duplicate, false) or r.is_resubmission as is_duplicate,
     r.is_resubmission,
     s.raw_hardware_name,

@@ -20,6 +20,7 @@ runs as (
         any_value(keyid order by sample_index) as keyid,
         any_value(contributor order by sample_index) as contributor,
         any_value(trust order by sample_index) as trust,
+        any_value(is_countable order by sample_index) as is_countable,
         any_value(protocol_sampling order by sample_index) as protocol_sampling,
         any_value(protocol_repetitions order by sample_index) as protocol_repetitions,
         string_agg(distinct test_name, ', ' order by test_name) as test_names,

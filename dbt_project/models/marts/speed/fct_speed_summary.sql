@@ -20,8 +20,8 @@ with measurements as (
         turn_time_ms,
         is_turn_time_derived
     from {{ ref('fct_speed_measurements') }}
-    where trust in ('signed', 'source')
-      and not is_duplicate
+    where is_countable
+        and not is_duplicate
 ),
 
 -- per group: the sorted generation speeds (a list), so the order statistics are list lookups
@@ -49,14 +49,17 @@ summary as (
     select
         g.* exclude (sorted_gen_tps),
         case when g.n_gen_samples = 0 then null
-             when k.k is null then g.sorted_gen_tps[1]
-             else g.sorted_gen_tps[k.k] end as gen_tps_ci_low,
+            when k.k is null then g.sorted_gen_tps[1]
+            else g.sorted_gen_tps[k.k]
+        end as gen_tps_ci_low,
         case when g.n_gen_samples = 0 then null
-             when k.k is null then g.sorted_gen_tps[g.n_gen_samples]
-             else g.sorted_gen_tps[g.n_gen_samples - k.k + 1] end as gen_tps_ci_high,
+            when k.k is null then g.sorted_gen_tps[g.n_gen_samples]
+            else g.sorted_gen_tps[g.n_gen_samples - k.k + 1]
+        end as gen_tps_ci_high,
         case when g.n_gen_samples = 0 then null
-             when k.k is null then 'min_max'
-             else 'order_statistic' end as interval_method
+            when k.k is null then 'min_max'
+            else 'order_statistic'
+        end as interval_method
     from groups as g
     left join order_statistic_k as k on g.n_gen_samples = k.n
 ),
@@ -67,7 +70,8 @@ ranks as (
         i.hardware_id, i.build_id, i.engine, i.test_profile,
         1 + count(case when j.gen_tps_ci_low > i.gen_tps_ci_high then 1 end) as rank_best,
         1 + count(case when not (j.build_id = i.build_id and j.engine = i.engine)
-                        and j.gen_tps_ci_high >= i.gen_tps_ci_low then 1 end) as rank_worst,
+                and j.gen_tps_ci_high >= i.gen_tps_ci_low then 1
+        end) as rank_worst,
         count(*) as rank_of
     from summary as i
     inner join summary as j

@@ -11,6 +11,8 @@ renamed as (
         cast(file_sha256 as varchar) as file_sha256,
         cast(created_at as timestamp) as created_at,
         cast(trust as varchar) as trust,
+        -- the one place the rule is written: signed and source rows count in summaries and site tables
+        coalesce(cast(trust as varchar) in ('signed', 'source'), false) as is_countable,
         cast(keyid as varchar) as keyid,
         cast(contributor as varchar) as contributor,
         cast(gpu as varchar) as raw_hardware_name,

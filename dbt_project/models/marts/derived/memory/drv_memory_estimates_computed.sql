@@ -7,11 +7,11 @@
 {% set default_context = var('default_context_tokens') %}
 
 with builds as (
-    select * from {{ ref('int_memory_builds_shaped') }}
+    select * from {{ ref('drv_memory_builds_shaped') }}
 ),
 
 contexts as (
-    select unnest([{{ (contexts + [default_context]) | unique | join(', ') }}]) :: bigint as context_tokens
+    select unnest([{{ (contexts + [default_context]) | unique | join(', ') }}])::bigint as context_tokens
 ),
 
 sized as (
@@ -29,16 +29,20 @@ select
     build_id,
     context_tokens,
     weights_bytes,
-    cast(2 * num_hidden_layers * context_tokens * num_key_value_heads * head_dim
-         * {{ var('memory_kv_bytes_per_element') }} as bigint) as kv_cache_bytes,
+    cast(
+        2 * num_hidden_layers * context_tokens * num_key_value_heads * head_dim
+        * {{ var('memory_kv_bytes_per_element') }} as bigint
+    ) as kv_cache_bytes,
     cast({{ var('memory_compute_buffer_bytes') }} as bigint) as compute_buffer_bytes,
     cast({{ var('memory_runtime_overhead_bytes') }} as bigint) as runtime_overhead_bytes,
     cast({{ var('memory_compute_buffer_bytes') }} + {{ var('memory_runtime_overhead_bytes') }} as bigint)
         as overhead_bytes,
     weights_bytes
-        + cast(2 * num_hidden_layers * context_tokens * num_key_value_heads * head_dim
-               * {{ var('memory_kv_bytes_per_element') }} as bigint)
-        + {{ var('memory_compute_buffer_bytes') }} + {{ var('memory_runtime_overhead_bytes') }}
+    + cast(
+        2 * num_hidden_layers * context_tokens * num_key_value_heads * head_dim
+        * {{ var('memory_kv_bytes_per_element') }} as bigint
+    )
+    + {{ var('memory_compute_buffer_bytes') }} + {{ var('memory_runtime_overhead_bytes') }}
         as estimated_bytes,
     context_tokens = {{ default_context }} as is_default_context,
     context_tokens > trained_context_tokens as is_beyond_trained_context,

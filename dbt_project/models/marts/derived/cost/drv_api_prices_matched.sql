@@ -5,7 +5,7 @@
 -- flagged is_valid_at_measurement = false.
 with pairs as (
     select hardware_id, build_id, engine, model_id, measured_at
-    from {{ ref('int_cost_pairs_measured') }}
+    from {{ ref('drv_cost_pairs_measured') }}
 ),
 
 models as (
@@ -27,7 +27,7 @@ candidates as (
         prices.valid_from,
         prices.completion_usd_per_mtok,
         prices.valid_from <= pairs.measured_at
-            and (prices.valid_to is null or pairs.measured_at < prices.valid_to) as is_valid_at_measurement,
+        and (prices.valid_to is null or pairs.measured_at < prices.valid_to) as is_valid_at_measurement,
         prices.valid_from > pairs.measured_at as is_later
     from pairs
     left join models on models.model_id = pairs.model_id
@@ -48,12 +48,12 @@ select
 from candidates
 where is_valid_at_measurement or is_later
 qualify row_number() over (
-    partition by hardware_id, build_id, engine
-    -- a range valid at the measurement first (the cheapest paid id), else the earliest later one
-    order by
-        is_valid_at_measurement desc,
-        case when is_valid_at_measurement then completion_usd_per_mtok end,
-        valid_from,
-        completion_usd_per_mtok,
-        openrouter_id
-) = 1
+        partition by hardware_id, build_id, engine
+        -- a range valid at the measurement first (the cheapest paid id), else the earliest later one
+        order by
+            is_valid_at_measurement desc,
+            case when is_valid_at_measurement then completion_usd_per_mtok end,
+            valid_from asc,
+            completion_usd_per_mtok asc,
+            openrouter_id asc
+    ) = 1

@@ -3,11 +3,11 @@
 -- efficiency = measured median gen tok/s / theoretical tok/s. Site-grade rows only.
 with measurements as (
     select * from {{ ref('fct_speed_measurements') }}
-    where gen_tps > 0 and trust in ('signed', 'source') and not is_duplicate
+    where gen_tps > 0 and is_countable and not is_duplicate
 ),
 
 weights as (
-    select build_id, weights_bytes from {{ ref('int_memory_builds_shaped') }}
+    select build_id, weights_bytes from {{ ref('drv_memory_builds_shaped') }}
 )
 
 select

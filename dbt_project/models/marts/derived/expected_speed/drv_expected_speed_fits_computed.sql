@@ -5,7 +5,7 @@
 -- join): without the value at position p, the k-th remaining value is sorted[k] for k < p and
 -- sorted[k + 1] otherwise.
 with pairs as (
-    select * from {{ ref('int_expected_speed_pairs_measured') }}
+    select * from {{ ref('drv_expected_speed_pairs_measured') }}
 ),
 
 ranked as (
@@ -29,17 +29,21 @@ held_out as (
         ranked.theoretical_tps,
         -- m = n - 1 values remain; the median is the middle one, or the mean of the middle two
         case
-            when (ranked.n - 1) % 2 = 1 then
-                case when (ranked.n) // 2 < ranked.position
-                     then sorted.efficiencies[(ranked.n) // 2]
-                     else sorted.efficiencies[(ranked.n) // 2 + 1] end
+            when (ranked.n - 1) % 2 = 1
+                then
+                    case when (ranked.n) // 2 < ranked.position
+                            then sorted.efficiencies[(ranked.n) // 2]
+                        else sorted.efficiencies[(ranked.n) // 2 + 1]
+                    end
             else (
                 case when (ranked.n - 1) // 2 < ranked.position
-                     then sorted.efficiencies[(ranked.n - 1) // 2]
-                     else sorted.efficiencies[(ranked.n - 1) // 2 + 1] end
+                        then sorted.efficiencies[(ranked.n - 1) // 2]
+                    else sorted.efficiencies[(ranked.n - 1) // 2 + 1]
+                end
                 + case when (ranked.n - 1) // 2 + 1 < ranked.position
-                       then sorted.efficiencies[(ranked.n - 1) // 2 + 1]
-                       else sorted.efficiencies[(ranked.n - 1) // 2 + 2] end
+                        then sorted.efficiencies[(ranked.n - 1) // 2 + 1]
+                    else sorted.efficiencies[(ranked.n - 1) // 2 + 2]
+                end
             ) / 2
         end as held_out_efficiency
     from ranked
