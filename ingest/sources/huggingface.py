@@ -25,6 +25,7 @@ from ingest.config import dbt_project_dir
 from ingest.http import FetchError
 from ingest.raw_store import RawEntry
 from ingest.source import Entity, FetchContext, PayloadRejected, Source
+from ingest.sources.hub_models import MODEL_INFO_URL_RE, HfModelInfo, fetch_named_models, named_repos, parse_model_info
 
 # Used when the catalogue seed is not there yet: (gguf repos, base repo).
 BUILTIN_REPOS: list[tuple[list[str], str]] = [
@@ -147,6 +148,7 @@ class HuggingFaceSource(Source):
     entities = (
         Entity("files", HfFile, "GGUF files of the catalogue's repos with sizes and quantization"),
         Entity("configs", HfConfig, "Architecture numbers of the base models (config.json)"),
+        Entity("model_infos", HfModelInfo, "Model info of the repos runs name and their base models (card, licence, parameters)"),
     )
 
     def __init__(self, catalogue: Path | None = None, repos: list[tuple[list[str], str | None]] | None = None):
@@ -190,6 +192,10 @@ class HuggingFaceSource(Source):
                     ctx.log(f"huggingface: skipped config of {repo}: {exc.what}")
                     continue
                 raise
+        # Hub resolution of the repos landed runs name (ingest/sources/hub_models.py)
+        from ingest.config import landing_dir
+        fetch_named_models(ctx, named_repos(landing_dir()), listed={r.lower() for r in gguf_repos},
+                           configured={r.lower() for r in base_repos}, fetch_tree=self._fetch_tree)
 
     def _fetch_tree(self, ctx: FetchContext, repo: str) -> None:
         # Pages are fetched unconditionally: the raw store keeps an unchanged body once, and
@@ -216,6 +222,9 @@ class HuggingFaceSource(Source):
             return {"files": self.parse_tree(tree.group(1), data)}
         if config:
             return {"configs": self.parse_config(config.group(1), data)}
+        info = MODEL_INFO_URL_RE.search(entry.url)
+        if info:
+            return {"model_infos": parse_model_info(info.group(1), data)}
         raise PayloadRejected(f"URL is neither a tree listing nor a config.json: {entry.url}", "payload_kind")
 
     @staticmethod
