@@ -24,26 +24,6 @@ provisional as (
     group by model_id
 ),
 
--- OpenRouter ids that match no catalogue model keep their provisional id in fct_api_prices:
--- each gets a row too, named by OpenRouter's latest display name
-provisional_priced as (
-    select
-        model_id,
-        arg_max(coalesce(model_name, openrouter_id), valid_from) as name,
-        cast(null as varchar) as family,
-        cast(null as double) as params_b,
-        cast(null as varchar) as openrouter_id,
-        cast(null as varchar) as hf_base_repo,
-        cast(null as varchar) as hf_gguf_repos,
-        cast(null as varchar) as ollama_tag,
-        false as is_catalogued
-    from {{ ref('fct_api_prices') }}
-    where not is_model_in_catalogue
-        and model_id not in (select model_id from provisional)
-        and model_id not in (select model_id from hub_models)
-    group by model_id
-),
-
 -- models resolved through the Hugging Face Hub that the catalogue does not hold
 -- (intermediate/resolution/int_hub_models_resolved), named by their most frequent raw name
 hub_models as (
@@ -74,6 +54,26 @@ hub_facts as (
         any_value(architecture) as architecture,
         any_value(config_repo) as config_repo
     from {{ ref('int_hub_models_resolved') }}
+    group by model_id
+),
+
+-- OpenRouter ids that match no catalogue model keep their provisional id in fct_api_prices:
+-- each gets a row too, named by OpenRouter's latest display name
+provisional_priced as (
+    select
+        model_id,
+        arg_max(coalesce(model_name, openrouter_id), valid_from) as name,
+        cast(null as varchar) as family,
+        cast(null as double) as params_b,
+        cast(null as varchar) as openrouter_id,
+        cast(null as varchar) as hf_base_repo,
+        cast(null as varchar) as hf_gguf_repos,
+        cast(null as varchar) as ollama_tag,
+        false as is_catalogued
+    from {{ ref('fct_api_prices') }}
+    where not is_model_in_catalogue
+        and model_id not in (select model_id from provisional)
+        and model_id not in (select model_id from hub_models)
     group by model_id
 ),
 
