@@ -182,3 +182,74 @@ def test_landed_model_infos_in_a_duckdb_read(hub_build):
     n = duckdb.connect().execute(f"select count(*) from read_parquet('{home}/landing/huggingface/model_infos/*.parquet', "
                    f"union_by_name=true) where base_model_relation = 'quantized'").fetchone()[0]
     assert n == 13  # one per GGUF repo recorded
+
+
+def test_live_fetch_asks_only_about_named_repos_follows_the_card_and_revalidates_by_etag(home, tmp_path):
+    from ingest.http import PoliteClient
+    from ingest.source import FetchContext
+    from tests.loopback import LoopbackServer, Reply
+
+    dsse.write_private_key(tmp_path / "k.pem")
+    key = dsse.load_private_key(tmp_path / "k.pem")
+    dsse.trust_key(home, base64.b64encode(dsse.public_key_of(key)).decode(), "alice")
+    docs = [run_doc("Tune", "Q4_K_M", "someone/Tune-GGUF", "Tune-Q4_K_M.gguf", 10**9, 100, 1),
+            run_doc("hf.co/other/Thing-GGUF:Q4_K_M", "Q4_K_M", None, "Thing-Q4_K_M.gguf", 10**9, 100, 2)]
+    paths = []
+    for i, doc in enumerate(docs):
+        if doc["model"].get("repo") is None:
+            doc["model"].pop("repo", None)
+        paths.append(tmp_path / f"r{i}.json")
+        paths[-1].write_text(json.dumps(dsse.sign_payload(payload_bytes(doc), key)))
+    assert [r.status for r in add_paths(paths, home, log=lambda m: None)] == ["accepted", "accepted"]
+    assert named_repos(home / "landing") == ["other/Thing-GGUF", "someone/Tune-GGUF"]
+
+    infos = {
+        "someone/Tune-GGUF": {"id": "someone/Tune-GGUF", "tags": ["gguf"], "gguf": {"total": 8 * 10**9},
+                              "cardData": {"base_model": "someone/Tune"}},
+        "someone/Tune": {"id": "someone/Tune", "tags": ["base_model:finetune:vendor/Base"],
+                         "cardData": {"base_model": "vendor/Base", "license": "mit"}, "safetensors": {"total": 8 * 10**9}},
+        "vendor/Base": {"id": "vendor/Base", "cardData": {"license": "apache-2.0"}, "safetensors": {"total": 8 * 10**9}},
+    }
+
+    def info(repo):
+        def reply(req):
+            if req.headers.get("if-none-match") == f'"{repo}"':
+                return Reply(304, b"", {"ETag": f'"{repo}"'})
+            return Reply(200, json.dumps(infos[repo]), {"Content-Type": "application/json", "ETag": f'"{repo}"'})
+        return reply
+
+    config = json.dumps({"model_type": "llama", "num_hidden_layers": 32, "num_attention_heads": 32,
+                         "num_key_value_heads": 8, "hidden_size": 4096, "max_position_embeddings": 131072})
+    source = HuggingFaceSource(repos=[])
+    store = RawStore(home / "raw")
+    with LoopbackServer() as srv:
+        for repo in infos:
+            srv.route(f"/api/models/{repo}", info(repo))
+        srv.route("/api/models/other/Thing-GGUF", Reply(404, '{"error": "Repository not found"}'))
+        srv.route("/api/models/someone/Tune-GGUF/tree/main", Reply(200, json.dumps([
+            {"type": "file", "oid": "0" * 40, "size": 10**9, "path": "Tune-Q4_K_M.gguf", "lfs": {"size": 10**9}}])))
+        srv.route("/someone/Tune/resolve/main/config.json", Reply(200, config, {"ETag": '"c1"'}))
+        srv.route("/vendor/Base/resolve/main/config.json", Reply(200, config, {"ETag": '"c2"'}))
+        srv.route("/robots.txt", Reply(200, "User-agent: *\nAllow: /\n"))
+        for _ in range(2):
+            with PoliteClient(max_rps=1000, retries=0) as client:
+                source.fetch(FetchContext(source="huggingface", base_url=srv.url, client=client, store=store,
+                                          parser_version=source.parser_version, log=lambda m: None))
+        asked = [(r.path, r.headers.get("if-none-match")) for r in srv.requests if r.path != "/robots.txt"]
+    first, second = asked[:len(asked) // 2], asked[len(asked) // 2:]
+    assert [p for p, _ in first] == [
+        "/api/models/other/Thing-GGUF",  # the Ollama tag's repo: 404, skipped
+        "/api/models/someone/Tune-GGUF", "/api/models/someone/Tune-GGUF/tree/main",
+        "/api/models/someone/Tune", "/someone/Tune/resolve/main/config.json",
+        "/api/models/vendor/Base", "/vendor/Base/resolve/main/config.json"]
+    # the second fetch revalidates every info by its ETag and still follows the chain from the stored bodies
+    assert [p for p, _ in second] == [p for p, _ in first]
+    assert dict(second)["/api/models/vendor/Base"] == '"vendor/Base"'
+    outcomes = Lander(home / "landing", store, log=lambda m: None).land_pending(source)
+    assert outcomes and {o.status for o in outcomes} <= {"landed", "rejected"}
+    got = duckdb.connect().execute(
+        f"select repo, base_model, base_model_relation, license from read_parquet("
+        f"'{home}/landing/huggingface/model_infos/*.parquet', union_by_name=true) order by repo").fetchall()
+    assert got == [("someone/Tune", "vendor/Base", "finetune", "mit"),
+                   ("someone/Tune-GGUF", "someone/Tune", None, None),
+                   ("vendor/Base", None, None, "apache-2.0")]
