@@ -75,7 +75,15 @@ resolved as (
     select
         w.*,
         coalesce(cg.model_id, cb.model_id,
-                 case when w.model_repo is not null then lower(split_part(w.model_repo, '/', 2)) end) as model_id,
+                 case
+                     when w.model_repo is null then null
+                     -- the repo name, unless a catalogue id or another owner's model already has it
+                     -- (a re-upload of Qwen3-4B is not the catalogue's qwen3-4b): then owner--name
+                     when lower(split_part(w.model_repo, '/', 2)) in (select model_id from {{ ref('model_catalogue') }})
+                          or count(distinct lower(w.model_repo)) over (partition by lower(split_part(w.model_repo, '/', 2))) > 1
+                         then lower(replace(w.model_repo, '/', '--'))
+                     else lower(split_part(w.model_repo, '/', 2))
+                 end) as model_id,
         coalesce(cg.model_id, cb.model_id) is not null as is_catalogued,
         case when w.is_derivative
              then coalesce(ob.model_id, lower(split_part(w.origin_repo, '/', 2))) end as base_model_id,
