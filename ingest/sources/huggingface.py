@@ -4,6 +4,8 @@ fetch() walks the GGUF repos of the model catalogue (`dbt_project/seeds/model_ca
 columns `hf_gguf_repos` and `hf_base_repo`; a built-in list when the seed is absent):
   GET /api/models/<repo>/tree/main?recursive=true   paginated, `Link: <...>; rel="next"`
   GET /<base_repo>/resolve/main/config.json
+then resolves the repos landed runs name through the Hub (ingest/sources/hub_models.py):
+  GET /api/models/<repo>                            model info (card base_model, licence, params)
 parse() reads one stored payload and tells which kind it is from its URL.
 
 One landed row per file, not per build: a split build (`-00001-of-00003`) may straddle two
