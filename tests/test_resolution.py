@@ -70,9 +70,10 @@ def test_at_least_99_percent_of_real_runs_resolve(real_build):
     print(f"model resolved to catalogue ids:    {model_ok}/{total} = {model_ok / total:.2%}")
     print(f"both resolved:                      {both_ok}/{total} = {both_ok / total:.2%}")
     # before issue #15: 98.9% hardware, 98.4% model (9 nameless CPU runs not landed, iGPUs, a VM CPU)
+    # since: 100% hardware, 99.5% model (the six left are bare folder names: Dir, Models, hub, ., Model Hf)
     assert hardware_ok / total >= 0.995
-    assert model_ok / total >= 0.99
-    assert both_ok / total >= 0.99
+    assert model_ok / total >= 0.995
+    assert both_ok / total >= 0.995
 
 
 def test_every_gpu_of_the_real_runs_has_memory_and_bandwidth(real_build):
@@ -164,4 +165,5 @@ def test_resolution_report_shares_and_alias_lines(real_build):
     lines = dict(query(db, "select raw_name, alias_line from audit.unresolved_names where source = 'localscore'"))
     closest = dict(query(db, "select raw_name, closest_match from audit.unresolved_names where source = 'localscore'"))
     assert lines["Models"] == f'model_aliases.csv: "Models",{closest["Models"]},"localscore name"'
-    assert lines["C:\\LLM_MODELS\\mistralai"].startswith('model_aliases.csv: "C:\\LLM_MODELS\\mistralai",')
+    assert lines["Model Hf"].startswith('model_aliases.csv: "Model Hf",')
+    assert "C:\\LLM_MODELS\\mistralai" not in lines  # an alias with its source note since issue #15

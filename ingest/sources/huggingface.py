@@ -4,6 +4,8 @@ fetch() walks the GGUF repos of the model catalogue (`dbt_project/seeds/model_ca
 columns `hf_gguf_repos` and `hf_base_repo`; a built-in list when the seed is absent):
   GET /api/models/<repo>/tree/main?recursive=true   paginated, `Link: <...>; rel="next"`
   GET /<base_repo>/resolve/main/config.json
+then resolves the repos landed runs name through the Hub (ingest/sources/hub_models.py):
+  GET /api/models/<repo>                            model info (card base_model, licence, params)
 parse() reads one stored payload and tells which kind it is from its URL.
 
 One landed row per file, not per build: a split build (`-00001-of-00003`) may straddle two
@@ -26,6 +28,7 @@ from ingest.http import FetchError
 from ingest.landing.schema import LandingSchema
 from ingest.raw_store import RawEntry
 from ingest.source import Entity, FetchContext, PayloadRejected, Source
+from ingest.sources.hub_models import MODEL_INFO_URL_RE, HuggingFaceModelInfosSchema, fetch_named_models, named_repos, parse_model_info
 
 # Used when the catalogue seed is not there yet: (gguf repos, base repo).
 BUILTIN_REPOS: list[tuple[list[str], str]] = [
@@ -142,6 +145,7 @@ class HuggingFaceSource(Source):
     entities = (
         Entity("files", HuggingFaceFilesSchema, "GGUF files of the catalogue's repos with sizes and quantization"),
         Entity("configs", HuggingFaceConfigsSchema, "Architecture numbers of the base models (config.json)"),
+        Entity("model_infos", HuggingFaceModelInfosSchema, "Model info of the repos runs name and their base models (card, licence, parameters)"),
     )
 
     def __init__(self, catalogue: Path | None = None, repos: list[tuple[list[str], str | None]] | None = None):
@@ -185,6 +189,10 @@ class HuggingFaceSource(Source):
                     ctx.log(f"huggingface: skipped config of {repo}: {exc.what}")
                     continue
                 raise
+        # Hub resolution of the repos landed runs name (ingest/sources/hub_models.py)
+        from ingest.config import landing_dir
+        fetch_named_models(ctx, named_repos(landing_dir()), listed={r.lower() for r in gguf_repos},
+                           configured={r.lower() for r in base_repos}, fetch_tree=self._fetch_tree)
 
     def _fetch_tree(self, ctx: FetchContext, repo: str) -> None:
         # Pages are fetched unconditionally: the raw store keeps an unchanged body once, and
@@ -211,6 +219,9 @@ class HuggingFaceSource(Source):
             return {"files": self.parse_tree(tree.group(1), data)}
         if config:
             return {"configs": self.parse_config(config.group(1), data)}
+        info = MODEL_INFO_URL_RE.search(entry.url)
+        if info:
+            return {"model_infos": parse_model_info(info.group(1), data)}
         raise PayloadRejected(f"URL is neither a tree listing nor a config.json: {entry.url}", "payload_kind")
 
     @staticmethod

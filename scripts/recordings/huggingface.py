@@ -200,7 +200,174 @@ def main() -> None:
         (HERE / name).write_text(json.dumps(cfg, indent=2) + "\n", encoding="utf-8")
         index.append({"url": f"{BASE}/{repo}/resolve/main/config.json", "fetched_at": FETCHED_AT,
                       "status": 200, "headers": {"content-type": "text/plain; charset=utf-8"}, "file": name})
+    hub_resolution_recordings(index)
     (HERE / "index.json").write_text(json.dumps(index, indent=1) + "\n", encoding="utf-8")
+
+
+
+# ---- Hub model resolution (issue 15): model info of the repos runs name ----------------------
+# SYNTHETIC recordings in the real shape of GET /api/models/<repo> (cardData.base_model,
+# cardData.license, tags, safetensors.total, gguf.total/architecture/context_length, config):
+# the generation leaderboard of ../shared/reference-pages/ names models newer than any
+# published numbers we hold (Ling 3.0, Gemma 4, Bonsai, Granite 4.2, Ministral 3, Qwen 3.5), so
+# their repos, cards, configs and file sizes are invented to be consistent with that page. The
+# Llama and SmolLM2 entries carry their real architecture numbers and parameter counts.
+HUB_FETCHED_AT = "2026-11-29T06:00:00Z"
+
+# original model repo -> (licence, params, config, card base_model or None, relation, gated)
+HUB_MODELS = {
+    "HuggingFaceTB/SmolLM2-1.7B-Instruct": ("apache-2.0", 1711376384, {
+        "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 2048,
+        "intermediate_size": 8192, "num_attention_heads": 32, "num_hidden_layers": 24,
+        "num_key_value_heads": 32, "max_position_embeddings": 8192, "rms_norm_eps": 1e-05,
+        "rope_theta": 130000, "tie_word_embeddings": True, "torch_dtype": "bfloat16", "vocab_size": 49152},
+        "HuggingFaceTB/SmolLM2-1.7B", "finetune", False),
+    "meta-llama/Llama-3.2-3B-Instruct": ("llama3.2", 3212749824, None, None, None, True),
+    "meta-llama/Llama-3.1-8B-Instruct": ("llama3.1", 8030261248, None, None, None, True),
+    "mlabonne/Llama-3.2-3B-Instruct-abliterated": ("llama3.2", 3212749824, {
+        **llama(28, 3072, 24, 8, 8192, head_dim=128, tie=True, factor=32.0)},
+        "meta-llama/Llama-3.2-3B-Instruct", "finetune", False),
+    "inclusionAI/Ling-3.0-Tiny": ("mit", 2610000000, {
+        "architectures": ["BailingMoeV2ForCausalLM"], "model_type": "bailing_moe_v2", "hidden_size": 2048,
+        "num_attention_heads": 16, "num_hidden_layers": 20, "num_key_value_heads": 4, "head_dim": 128,
+        "num_experts": 64, "num_experts_per_tok": 4, "max_position_embeddings": 32768,
+        "torch_dtype": "bfloat16", "vocab_size": 157184}, None, None, False),
+    "google/gemma-4-E2B-it-qat": ("gemma", 5102000000, None, "google/gemma-4-E2B-it", "finetune", True),
+    "google/gemma-4-E2B-it": ("gemma", 5102000000, {
+        "architectures": ["Gemma4ForConditionalGeneration"], "model_type": "gemma4",
+        "text_config": {"model_type": "gemma4_text", "hidden_size": 2048, "num_attention_heads": 8,
+                        "num_hidden_layers": 30, "num_key_value_heads": 2, "head_dim": 256,
+                        "max_position_embeddings": 131072, "sliding_window": 512},
+        "torch_dtype": "bfloat16"}, None, None, True),
+    "google/gemma-4-E4B-it": ("gemma", 7940000000, {
+        "architectures": ["Gemma4ForConditionalGeneration"], "model_type": "gemma4",
+        "text_config": {"model_type": "gemma4_text", "hidden_size": 2560, "num_attention_heads": 8,
+                        "num_hidden_layers": 35, "num_key_value_heads": 2, "head_dim": 256,
+                        "max_position_embeddings": 131072, "sliding_window": 512},
+        "torch_dtype": "bfloat16"}, None, None, True),
+    "prism-ml/Bonsai-8B": ("apache-2.0", 8190735360, {
+        "architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3", "hidden_size": 4096,
+        "num_attention_heads": 32, "num_hidden_layers": 36, "num_key_value_heads": 8, "head_dim": 128,
+        "max_position_embeddings": 65536, "torch_dtype": "bfloat16", "vocab_size": 151936}, None, None, False),
+    "ibm-granite/granite-4.2-3b-instruct": ("apache-2.0", 3400000000, {
+        "architectures": ["GraniteForCausalLM"], "model_type": "granite", "hidden_size": 2560,
+        "num_attention_heads": 40, "num_hidden_layers": 40, "num_key_value_heads": 8,
+        "max_position_embeddings": 131072, "torch_dtype": "bfloat16", "vocab_size": 100352}, None, None, False),
+    "ibm-granite/granite-4.2-8b-instruct": ("apache-2.0", 8170000000, {
+        "architectures": ["GraniteForCausalLM"], "model_type": "granite", "hidden_size": 4096,
+        "num_attention_heads": 32, "num_hidden_layers": 40, "num_key_value_heads": 8,
+        "max_position_embeddings": 131072, "torch_dtype": "bfloat16", "vocab_size": 100352}, None, None, False),
+    "mistralai/Ministral-3-3B-Instruct-2512": ("apache-2.0", 3850000000, {
+        "architectures": ["Mistral3ForConditionalGeneration"], "model_type": "mistral3",
+        "text_config": {"model_type": "ministral3", "hidden_size": 3072, "num_attention_heads": 32,
+                        "num_hidden_layers": 26, "num_key_value_heads": 8, "head_dim": 128,
+                        "max_position_embeddings": 262144},
+        "torch_dtype": "bfloat16"}, None, None, False),
+    "mistralai/Ministral-3-8B-Instruct-2512": ("apache-2.0", 8920000000, {
+        "architectures": ["Mistral3ForConditionalGeneration"], "model_type": "mistral3",
+        "text_config": {"model_type": "ministral3", "hidden_size": 4096, "num_attention_heads": 32,
+                        "num_hidden_layers": 34, "num_key_value_heads": 8, "head_dim": 128,
+                        "max_position_embeddings": 262144},
+        "torch_dtype": "bfloat16"}, None, None, False),
+    "Qwen/Qwen3.5-4B": ("apache-2.0", 4510000000, {
+        "architectures": ["Qwen3_5ForCausalLM"], "model_type": "qwen3_5", "hidden_size": 2560,
+        "num_attention_heads": 16, "num_hidden_layers": 32, "num_key_value_heads": 4, "head_dim": 256,
+        "max_position_embeddings": 262144, "torch_dtype": "bfloat16", "vocab_size": 248320}, None, None, False),
+}
+
+# GGUF repo -> (the model it quantizes, gguf architecture, [(file, size_bytes)])
+HUB_GGUF_REPOS = {
+    "bartowski/SmolLM2-1.7B-Instruct-GGUF": ("HuggingFaceTB/SmolLM2-1.7B-Instruct", "llama",
+                                             [("SmolLM2-1.7B-Instruct-Q4_K_M.gguf", 1055609824)]),
+    "bartowski/Llama-3.2-3B-Instruct-GGUF": ("meta-llama/Llama-3.2-3B-Instruct", "llama", []),
+    "bartowski/Meta-Llama-3.1-8B-Instruct-GGUF": ("meta-llama/Llama-3.1-8B-Instruct", "llama", []),
+    "mlabonne/Llama-3.2-3B-Instruct-abliterated-GGUF": (
+        "mlabonne/Llama-3.2-3B-Instruct-abliterated", "llama",
+        [("llama-3.2-3b-instruct-abliterated.Q4_K_M.gguf", 2019377824)]),
+    "inclusionAI/Ling-3.0-Tiny-GGUF": ("inclusionAI/Ling-3.0-Tiny", "bailingmoe2",
+                                       [("Ling-3.0-Tiny-Q4_K_M.gguf", 1613000000)]),
+    "unsloth/gemma-4-E2B-it-qat-GGUF": ("google/gemma-4-E2B-it-qat", "gemma4",
+                                        [("gemma-4-E2B-it-qat-UD-Q4_K_XL.gguf", 3018000000)]),
+    "ggml-org/gemma-4-E4B-it-GGUF": ("google/gemma-4-E4B-it", "gemma4",
+                                     [("gemma-4-E4B-it-Q4_K_M.gguf", 4977000000)]),
+    "prism-ml/Bonsai-8B-GGUF": ("prism-ml/Bonsai-8B", "qwen3",
+                                [("Bonsai-8B-Q1_0.gguf", 1163000000), ("Bonsai-8B-Q2_0.gguf", 2176000000)]),
+    "ibm-granite/granite-4.2-3b-instruct-GGUF": ("ibm-granite/granite-4.2-3b-instruct", "granite",
+                                                 [("granite-4.2-3b-instruct-Q4_K_M.gguf", 2101000000)]),
+    "ibm-granite/granite-4.2-8b-instruct-GGUF": ("ibm-granite/granite-4.2-8b-instruct", "granite",
+                                                 [("granite-4.2-8b-instruct-Q4_K_M.gguf", 4942000000)]),
+    "mistralai/Ministral-3-3B-Instruct-2512-GGUF": ("mistralai/Ministral-3-3B-Instruct-2512", "mistral3",
+                                                    [("Ministral-3-3B-Instruct-2512-Q4_K_M.gguf", 2147000000)]),
+    "mistralai/Ministral-3-8B-Instruct-2512-GGUF": ("mistralai/Ministral-3-8B-Instruct-2512", "mistral3",
+                                                    [("Ministral-3-8B-Instruct-2512-Q4_K_M.gguf", 5200000000)]),
+    "unsloth/Qwen3.5-4B-GGUF": ("Qwen/Qwen3.5-4B", "qwen35", [("Qwen3.5-4B-Q4_K_M.gguf", 2740000000)]),
+}
+
+
+def _text_ctx(cfg: dict | None) -> int | None:
+    if not cfg:
+        return None
+    return (cfg.get("text_config") or {}).get("max_position_embeddings") or cfg.get("max_position_embeddings")
+
+
+def model_info_body(repo: str, *, license_: str, card_base: str | None, relation: str | None, tags: list[str],
+                    library: str, gated: bool, config: dict | None, safetensors_total: int | None = None,
+                    gguf: dict | None = None) -> dict:
+    """GET /api/models/<repo> as the Hub answers it (fields this project reads, plus the usual ones)."""
+    card = {"license": license_, "library_name": library, "pipeline_tag": "text-generation"}
+    if card_base:
+        card["base_model"] = card_base
+        card["base_model_relation"] = relation
+    body = {"_id": hashlib.sha1(repo.encode()).hexdigest()[:24], "id": repo, "modelId": repo,
+            "author": repo.split("/")[0], "sha": hashlib.sha1(b"sha" + repo.encode()).hexdigest(),
+            "lastModified": "2026-11-20T12:00:00.000Z", "private": False, "disabled": False,
+            "gated": "manual" if gated else False, "downloads": 0, "likes": 0, "library_name": library,
+            "tags": tags, "pipeline_tag": "text-generation", "createdAt": "2026-11-01T12:00:00.000Z",
+            "cardData": card}
+    if config:
+        body["config"] = {"architectures": config.get("architectures", []), "model_type": config.get("model_type")}
+    if safetensors_total:
+        body["safetensors"] = {"parameters": {"BF16": safetensors_total}, "total": safetensors_total}
+    if gguf:
+        body["gguf"] = gguf
+    return body
+
+
+def hub_resolution_recordings(index: list[dict]) -> None:
+    """Model infos (+ the listings and configs not recorded above) of the Hub-resolution repos."""
+    def record(url: str, name: str, body: dict, content_type: str = "application/json; charset=utf-8") -> None:
+        (HERE / name).write_text(json.dumps(body, indent=1) + "\n", encoding="utf-8")
+        etag = 'W/"' + hashlib.sha1(json.dumps(body, sort_keys=True).encode()).hexdigest()[:20] + '"'
+        index.append({"url": url, "fetched_at": HUB_FETCHED_AT, "status": 200,
+                      "headers": {"content-type": content_type, "etag": etag}, "file": name})
+
+    for repo, (license_, params, cfg, card_base, relation, gated) in HUB_MODELS.items():
+        cfg = cfg or CONFIGS.get(repo)
+        tags = ["transformers", "safetensors", (cfg or {}).get("model_type") or "llama", "text-generation",
+                f"license:{license_}"]
+        if card_base:
+            tags.append(f"base_model:{card_base}")
+            tags.append(f"base_model:{relation}:{card_base}")
+        record(f"{BASE}/api/models/{repo}", f"info__{slug(repo)}.json",
+               model_info_body(repo, license_=license_, card_base=card_base, relation=relation, tags=tags,
+                               library="transformers", gated=gated, config=cfg, safetensors_total=params))
+        if repo not in CONFIGS and cfg:
+            record(f"{BASE}/{repo}/resolve/main/config.json", f"config__{slug(repo)}.json", cfg,
+                   "text/plain; charset=utf-8")
+    for repo, (base, arch, files) in HUB_GGUF_REPOS.items():
+        license_, params, cfg, *_ = HUB_MODELS[base]
+        cfg = cfg or CONFIGS.get(base)
+        tags = ["gguf", arch, "text-generation", f"base_model:{base}", f"base_model:quantized:{base}",
+                f"license:{license_}", "endpoints_compatible", "region:us", "conversational"]
+        gguf = {"total": params, "architecture": arch, "context_length": _text_ctx(cfg),
+                "bos_token": "<s>", "eos_token": "</s>"}
+        record(f"{BASE}/api/models/{repo}", f"info__{slug(repo)}.json",
+               model_info_body(repo, license_=license_, card_base=base, relation="quantized", tags=tags,
+                               library="gguf", gated=False, config=None, gguf=gguf))
+        if repo not in TREES and files:
+            name = f"tree__{slug(repo)}__p1.json"
+            entries = [tree_entry(p, s, None) for p, s in files]
+            record(f"{BASE}/api/models/{repo}/tree/main?recursive=true", name, entries)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ with runs as (
         m.source,
         m.source_run_id,
         bool_and(h.is_catalogued) as hardware_resolved,
-        bool_and(d.is_catalogued) as model_resolved
+        bool_and(d.is_resolved) as model_resolved
     from {{ ref('fct_speed_measurements') }} as m
     inner join {{ ref('dim_hardware') }} as h using (hardware_id)
     inner join {{ ref('dim_model') }} as d using (model_id)

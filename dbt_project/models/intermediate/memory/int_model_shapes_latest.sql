@@ -10,6 +10,7 @@ select
     repo,
     model_type,
     num_hidden_layers,
+    num_attention_heads,
     num_key_value_heads,
     head_dim,
     is_head_dim_derived,

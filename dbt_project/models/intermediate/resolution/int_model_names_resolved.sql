@@ -5,6 +5,8 @@
 --      model even though its normalised form equals the base model's name;
 --   2. equal normalised keys (macros/normalise_names.sql), preferring catalogue names, then
 --      aliases, ids, repositories and tags;
+--   0. before any name: the repository the run names, resolved through the Hub or the catalogue
+--      (int_hub_models_resolved): the repo is stronger evidence than a free-typed name;
 --   3. otherwise a provisional id 'unresolved:<normalised name>' (listed in audit.unresolved_names).
 with observed as (
     select raw_model_name, model_file_name, count(distinct source || '|' || source_run_id) as n_runs
@@ -86,6 +88,14 @@ best as (
     where preference = 1
 ),
 
+-- the model of the repository the name/file was named with (the most runs' when several)
+hub as (
+    select n.raw_model_name, n.model_file_name, arg_max(h.model_id, n.n_runs) as model_id
+    from {{ ref('int_hub_repos_named') }} as n
+    inner join {{ ref('int_hub_models_resolved') }} as h on h.repo = n.repo
+    group by all
+),
+
 keyed as (
     select
         raw_model_name,
@@ -102,12 +112,16 @@ select
     k.raw_model_name,
     k.model_file_name,
     k.normalised_key,
-    coalesce(b.model_id, {{ provisional_id('k.normalised_key', 'coalesce(k.raw_model_name, k.model_file_name)') }})
-        as model_id,
-    b.model_id is not null as is_catalogued,
-    case b.step when 1 then 'exact' when 2 then 'normalised' else 'unresolved' end as match_method,
+    coalesce(h.model_id, b.model_id, {{ provisional_id('k.normalised_key', 'coalesce(k.raw_model_name, k.model_file_name)') }}) as model_id,
+    -- true for Hub-resolved models too: "matched a known model" (dim_model.is_resolved)
+    coalesce(h.model_id, b.model_id) is not null as is_catalogued,
+    case when h.model_id is not null then 'hub'
+         else case b.step when 1 then 'exact' when 2 then 'normalised' else 'unresolved' end end as match_method,
     k.n_runs
 from keyed as k
 left join best as b
     on k.raw_model_name is not distinct from b.raw_model_name
     and k.model_file_name is not distinct from b.model_file_name
+left join hub as h
+    on k.raw_model_name is not distinct from h.raw_model_name
+    and k.model_file_name is not distinct from h.model_file_name

@@ -24,6 +24,39 @@ provisional as (
     group by model_id
 ),
 
+-- models resolved through the Hugging Face Hub that the catalogue does not hold
+-- (intermediate/resolution/int_hub_models_resolved), named by their most frequent raw name
+hub_models as (
+    select
+        h.model_id,
+        coalesce(arg_max(coalesce(n.raw_model_name, n.model_file_name), n.n_runs),
+                 split_part(any_value(h.model_repo), '/', 2)) as name,
+        any_value(h.family) as family,
+        any_value(h.params_b) as params_b,
+        cast(null as varchar) as openrouter_id,
+        any_value(h.model_repo) as hf_base_repo,
+        string_agg(distinct h.repo, ';' order by h.repo) as hf_gguf_repos,
+        cast(null as varchar) as ollama_tag,
+        false as is_catalogued
+    from {{ ref('int_hub_models_resolved') }} as h
+    left join {{ ref('int_model_names_resolved') }} as n
+        on n.model_id = h.model_id and n.match_method = 'hub'
+    where not h.is_catalogued
+    group by h.model_id
+),
+
+hub_facts as (
+    select
+        model_id,
+        any_value(family_display) as family_display,
+        any_value(base_model_id) as base_model_id,
+        any_value(license) as license,
+        any_value(architecture) as architecture,
+        any_value(config_repo) as config_repo
+    from {{ ref('int_hub_models_resolved') }}
+    group by model_id
+),
+
 -- OpenRouter ids that match no catalogue model keep their provisional id in fct_api_prices:
 -- each gets a row too, named by OpenRouter's latest display name
 provisional_priced as (
@@ -40,11 +73,14 @@ provisional_priced as (
     from {{ ref('fct_api_prices') }}
     where not is_model_in_catalogue
         and model_id not in (select model_id from provisional)
+        and model_id not in (select model_id from hub_models)
     group by model_id
 ),
 
 all_models as (
     select * from catalogue
+    union all
+    select * from hub_models
     union all
     select * from provisional
     union all
@@ -91,10 +127,28 @@ select
     -- capitalised ("Bonsai") when the seed does not know it
     case
         when all_models.is_catalogued then coalesce(families.display_name, all_models.family)
+        when hub_models.model_id is not null then hub_facts.family_display
         else coalesce(words.display_name, upper(left(all_models.family, 1)) || substr(all_models.family, 2))
     end as family_display,
-    derived_from.base_model_id
+    coalesce(derived_from.base_model_id, case when not all_models.is_catalogued then hub_facts.base_model_id end)
+        as base_model_id,
+    -- resolved: in the catalogue or through the Hub (int_hub_models_resolved); provisional ids are not
+    all_models.is_catalogued or hub_models.model_id is not null as is_resolved,
+    case when all_models.is_catalogued then 'catalogue' when hub_models.model_id is not null then 'hub' end
+        as resolved_by,
+    hub_facts.license,
+    -- the architecture shape from config.json (the Hub-resolved config, else the catalogue's base repo)
+    coalesce(shapes.model_type, hub_facts.architecture) as architecture,
+    shapes.num_hidden_layers,
+    shapes.num_attention_heads,
+    shapes.num_key_value_heads,
+    shapes.head_dim,
+    shapes.trained_context_tokens
 from all_models
 left join {{ ref('model_families') }} as families on families.family = all_models.family
 left join family_words as words on not all_models.is_catalogued and words.family_word = all_models.family
 left join derived_from on derived_from.model_id = all_models.model_id
+left join hub_models on hub_models.model_id = all_models.model_id
+left join hub_facts on hub_facts.model_id = all_models.model_id
+left join {{ ref('int_model_shapes_latest') }} as shapes
+    on lower(shapes.repo) = lower(coalesce(hub_facts.config_repo, all_models.hf_base_repo))
