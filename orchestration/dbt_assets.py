@@ -48,20 +48,34 @@ def build_vars(run_id: str) -> dict:
     }
 
 
+def _git_dir() -> Path:
+    """`.git` is a folder in a clone and a `gitdir: <path>` file in a worktree."""
+    dot_git = config.project_root() / ".git"
+    if dot_git.is_file():
+        text = dot_git.read_text().strip()
+        if text.startswith("gitdir: "):
+            return (config.project_root() / text[8:]).resolve()
+    return dot_git
+
+
 def code_revision() -> str:
-    head = config.project_root() / ".git" / "HEAD"
     try:
-        ref = head.read_text().strip()
-        if ref.startswith("ref: "):
-            ref_path = config.project_root() / ".git" / ref[5:]
+        git_dir = _git_dir()
+        ref = (git_dir / "HEAD").read_text().strip()
+        if not ref.startswith("ref: "):
+            return ref[:12]
+        # a worktree keeps HEAD in its own folder, refs in the common one
+        common = git_dir / "commondir"
+        common_dir = (git_dir / common.read_text().strip()).resolve() if common.exists() else git_dir
+        for base in (git_dir, common_dir):
+            ref_path = base / ref[5:]
             if ref_path.exists():
                 return ref_path.read_text().strip()[:12]
-            packed = config.project_root() / ".git" / "packed-refs"
-            for line in packed.read_text().splitlines() if packed.exists() else []:
-                if line.endswith(ref[5:]):
-                    return line.split()[0][:12]
-            return "unknown"
-        return ref[:12]
+        packed = common_dir / "packed-refs"
+        for line in packed.read_text().splitlines() if packed.exists() else []:
+            if line.endswith(" " + ref[5:]):
+                return line.split()[0][:12]
+        return "unknown"
     except OSError:
         return "unknown"
 

@@ -16,7 +16,7 @@ with named as (
 
 infos as (
     select * from {{ ref('stg_huggingface__model_infos') }}
-    qualify row_number() over (partition by lower(repo) order by fetched_at desc, raw_sha256) = 1
+    qualify row_number() over (partition by lower(repo) order by fetched_at desc, raw_sha256 asc) = 1
 ),
 
 shapes as (
@@ -43,7 +43,7 @@ packaged as (
         case
             when r.repo is null then null
             when coalesce(r.base_model_relation, '') = 'quantized' or r.gguf_params is not null
-                 or list_contains(string_split(lower(coalesce(r.tags, '')), ';'), 'gguf')
+                or list_contains(string_split(lower(coalesce(r.tags, '')), ';'), 'gguf')
                 then coalesce(r.base_model, r.repo)
             else r.repo
         end as model_repo,
@@ -59,8 +59,8 @@ with_model as (
         m.base_model as origin_repo,
         m.base_model_relation as origin_relation,
         coalesce(m.base_model_relation in ('finetune', 'merge', 'adapter'), false)
-            and m.base_model is not null
-            and lower(split_part(m.base_model, '/', 1)) <> lower(split_part(p.model_repo, '/', 1)) as is_derivative,
+        and m.base_model is not null
+        and lower(split_part(m.base_model, '/', 1)) <> lower(split_part(p.model_repo, '/', 1)) as is_derivative,
         m.license as model_license,
         m.safetensors_params as model_params,
         o.safetensors_params as origin_params,
@@ -74,19 +74,23 @@ with_model as (
 resolved as (
     select
         w.*,
-        coalesce(cg.model_id, cb.model_id,
-                 case
-                     when w.model_repo is null then null
-                     -- the repo name, unless a catalogue id or another owner's model already has it
-                     -- (a re-upload of Qwen3-4B is not the catalogue's qwen3-4b): then owner--name
-                     when lower(split_part(w.model_repo, '/', 2)) in (select model_id from {{ ref('model_catalogue') }})
-                          or count(distinct lower(w.model_repo)) over (partition by lower(split_part(w.model_repo, '/', 2))) > 1
-                         then lower(replace(w.model_repo, '/', '--'))
-                     else lower(split_part(w.model_repo, '/', 2))
-                 end) as model_id,
+        coalesce(
+            cg.model_id, cb.model_id,
+            case
+                when w.model_repo is null then null
+                -- the repo name, unless a catalogue id or another owner's model already has it
+                -- (a re-upload of Qwen3-4B is not the catalogue's qwen3-4b): then owner--name
+                when lower(split_part(w.model_repo, '/', 2)) in (select model_id from {{ ref('model_catalogue') }})
+                    or count(distinct lower(w.model_repo)) over (partition by lower(split_part(w.model_repo, '/', 2)))
+                    > 1
+                    then lower(replace(w.model_repo, '/', '--'))
+                else lower(split_part(w.model_repo, '/', 2))
+            end
+        ) as model_id,
         coalesce(cg.model_id, cb.model_id) is not null as is_catalogued,
         case when w.is_derivative
-             then coalesce(ob.model_id, lower(split_part(w.origin_repo, '/', 2))) end as base_model_id,
+                then coalesce(ob.model_id, lower(split_part(w.origin_repo, '/', 2)))
+        end as base_model_id,
         -- the repo the family is read from: the origin of a derivative, else the model itself
         lower(split_part(case when w.is_derivative then w.origin_repo else w.model_repo end, '/', 2)) as family_source
     from with_model as w
@@ -122,12 +126,15 @@ select
     -- "granite-4.2-3b-instruct" -> granite4; a number followed by b/m is a size (bonsai-8b -> bonsai)
     nullif(f.family_word || case when f.version_unit in ('b', 'm', 'k') then '' else f.family_version end, '')
         as family,
-    coalesce(fam.display_name, words.display_name,
-             upper(left(f.family_word, 1)) || substr(f.family_word, 2)) as family_display,
+    coalesce(
+        fam.display_name, words.display_name,
+        upper(left(f.family_word, 1)) || substr(f.family_word, 2)
+    ) as family_display,
     coalesce(f.model_params, f.origin_params, f.gguf_params) / 1e9 as params_b,
     case when f.model_params is not null then 'safetensors'
-         when f.origin_params is not null then 'base safetensors'
-         when f.gguf_params is not null then 'gguf' end as params_source,
+        when f.origin_params is not null then 'base safetensors'
+        when f.gguf_params is not null then 'gguf'
+    end as params_source,
     coalesce(f.model_license, f.origin_license, f.repo_license) as license,
     coalesce(ms.repo, os.repo) as config_repo,
     coalesce(ms.model_type, os.model_type, f.info_model_type) as architecture,
@@ -141,6 +148,7 @@ from familied as f
 left join shapes as ms on lower(ms.repo) = lower(f.model_repo)
 left join shapes as os on ms.repo is null and lower(os.repo) = lower(f.origin_repo)
 left join {{ ref('model_families') }} as fam
-    on fam.family = nullif(f.family_word || case when f.version_unit in ('b', 'm', 'k') then '' else f.family_version end, '')
+    on fam.family
+    = nullif(f.family_word || case when f.version_unit in ('b', 'm', 'k') then '' else f.family_version end, '')
 left join family_words as words on words.family_word = f.family_word
 where f.model_id is not null

@@ -112,11 +112,17 @@ select
     k.raw_model_name,
     k.model_file_name,
     k.normalised_key,
-    coalesce(h.model_id, b.model_id, {{ provisional_id('k.normalised_key', 'coalesce(k.raw_model_name, k.model_file_name)') }}) as model_id,
+    coalesce(
+        h.model_id,
+        b.model_id,
+        {{ provisional_id('k.normalised_key', 'coalesce(k.raw_model_name, k.model_file_name)') }}
+    )
+        as model_id,
     -- true for Hub-resolved models too: "matched a known model" (dim_model.is_resolved)
     coalesce(h.model_id, b.model_id) is not null as is_catalogued,
     case when h.model_id is not null then 'hub'
-         else case b.step when 1 then 'exact' when 2 then 'normalised' else 'unresolved' end end as match_method,
+        else case b.step when 1 then 'exact' when 2 then 'normalised' else 'unresolved' end
+    end as match_method,
     k.n_runs
 from keyed as k
 left join best as b

@@ -29,8 +29,10 @@ provisional as (
 hub_models as (
     select
         h.model_id,
-        coalesce(arg_max(coalesce(n.raw_model_name, n.model_file_name), n.n_runs),
-                 split_part(any_value(h.model_repo), '/', 2)) as name,
+        coalesce(
+            arg_max(coalesce(n.raw_model_name, n.model_file_name), n.n_runs),
+            split_part(any_value(h.model_repo), '/', 2)
+        ) as name,
         any_value(h.family) as family,
         any_value(h.params_b) as params_b,
         cast(null as varchar) as openrouter_id,

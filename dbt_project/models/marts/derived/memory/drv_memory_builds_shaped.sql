@@ -16,10 +16,12 @@ shapes as (
     -- models resolved through the Hub that the catalogue does not hold: their own config.json,
     -- else their base model's (intermediate/resolution/int_hub_models_resolved)
     select hub.model_id, shapes.*
-    from (select model_id, any_value(config_repo) as config_repo
-          from {{ ref('int_hub_models_resolved') }}
-          where not is_catalogued and config_repo is not null
-          group by model_id) as hub
+    from (
+        select model_id, any_value(config_repo) as config_repo
+        from {{ ref('int_hub_models_resolved') }}
+        where not is_catalogued and config_repo is not null
+        group by model_id
+    ) as hub
     inner join {{ ref('int_model_shapes_latest') }} as shapes on lower(shapes.repo) = lower(hub.config_repo)
 )
 
