@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 SCALE ?= 0.02
 
-.PHONY: install manifest browser refresh test lint-sql bench dev clean
+.PHONY: install manifest browser refresh test lint lint-sql bench dev clean
 
 $(STAMP): requirements.lock pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -33,6 +33,10 @@ refresh: $(STAMP)
 ## Run the test suite.
 test: $(STAMP) browser
 	$(BIN)/python -m pytest -q -n 3 --dist loadfile
+
+## Lint the Python (ruff: pyflakes + pycodestyle errors, pyproject.toml) and the dbt SQL.
+lint: $(STAMP) lint-sql
+	$(BIN)/ruff check --no-cache .
 
 ## Lint the dbt SQL (.sqlfluff: jinja templater, DuckDB dialect; no database needed).
 lint-sql: $(STAMP)

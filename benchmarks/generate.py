@@ -26,7 +26,6 @@ import base64
 import hashlib
 import html
 import json
-import math
 import random
 import uuid
 from dataclasses import asdict, dataclass

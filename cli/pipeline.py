@@ -5,7 +5,6 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from ingest import config
 from cli.progress import progress
 
 

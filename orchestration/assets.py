@@ -10,8 +10,8 @@ import dagster as dg
 
 from ingest import config, demo
 from ingest.landing import Lander, landed_values_reader
-from ingest.raw_store import RawStore, parse_iso
-from ingest.replay import has_recording, newest_recording_time, replay_into_store
+from ingest.raw_store import RawStore
+from ingest.replay import has_recording, replay_into_store
 from ingest.source import FetchContext, Source, SourceFailed, load_sources
 from cli.progress import count, landing_log, progress
 from orchestration.checks import check_results, landing_check_specs, landing_key

@@ -12,7 +12,7 @@ from bs4 import BeautifulSoup
 
 from ingest.sources.runs import dsse
 from ingest.sources.runs.payload import payload_bytes
-from publish.publish import list_history, read_version
+from publish.publish import read_version
 from tests.helpers.hostile import good_payload
 from tests.helpers.pipeline import run_benchwh
 

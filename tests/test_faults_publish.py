@@ -7,7 +7,6 @@ import os
 import subprocess
 import sys
 
-import duckdb
 
 from orchestration import publish as pub
 from orchestration import verify

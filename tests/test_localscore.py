@@ -13,7 +13,7 @@ from ingest.http import PoliteClient
 from ingest.landing import Lander, PayloadOutcome, landed_values_reader
 from ingest.raw_store import RawEntry, RawStore
 from ingest.source import FetchContext, PayloadRejected, SourceFailed
-from ingest.sources.localscore import LocalScoreSource, parse_test_name, read_landed_values, utc_naive
+from ingest.sources.localscore import LocalScoreSource, parse_test_name, utc_naive
 from tests.helpers.localscore_server import FakeLocalScore, load_sqlite_runs, render_result_page, synthetic_runs
 
 

@@ -14,7 +14,6 @@ from ingest.landing import validate_frame
 from ingest.sources.runs import dsse
 from ingest.sources.runs.errors import RunRejected
 from ingest.sources.runs.intake import make_intake, parse_intake
-from ingest.sources.runs.payload import payload_bytes
 from ingest.sources.runs import RunsSource, runs_to_frames
 from tests.helpers.hostile import OLLAMA_OK, VLLM_OK, good_payload, lb_record
 

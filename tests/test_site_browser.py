@@ -8,7 +8,6 @@ import base64
 import json
 import shutil
 import subprocess
-from pathlib import Path
 
 import duckdb
 import pytest

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import re
 
-import pandas as pd
 import pytest
 import yaml
 

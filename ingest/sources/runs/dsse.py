@@ -97,7 +97,7 @@ def load_private_key(path: Path | str) -> Ed25519PrivateKey:
             key = Ed25519PrivateKey.from_private_bytes(data)
         else:
             key = Ed25519PrivateKey.from_private_bytes(base64.b64decode(data.strip(), validate=True))
-    except (ValueError, TypeError, binascii.Error) as exc:
+    except (ValueError, TypeError, binascii.Error):
         raise ValueError(f"{path}: not an Ed25519 private key ({KEY_FORMS})") from None
     if not isinstance(key, Ed25519PrivateKey):
         raise ValueError(f"{path}: not an Ed25519 private key (a {type(key).__name__.lstrip('_')} key; "
