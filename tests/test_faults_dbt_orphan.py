@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from orchestration import publish as pub
+from publish import publish as pub
 from tests.helpers.faults import files_outside
 from tests.helpers.pipeline import BENCHWH, benchwh_env, file_sha256
 

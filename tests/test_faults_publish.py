@@ -8,8 +8,8 @@ import subprocess
 import sys
 
 
-from orchestration import publish as pub
-from orchestration import verify
+from publish import publish as pub
+from publish import verify
 from tests.helpers.faults import files_outside
 from tests.helpers.pipeline import BENCHWH, benchwh_env, file_sha256, run_benchwh
 from tests.helpers.pipeline import make_build

@@ -10,7 +10,7 @@ import time
 import duckdb
 import pytest
 
-from orchestration import publish as pub
+from publish import publish as pub
 from tests.helpers.pipeline import file_sha256, make_build, run_benchwh
 
 READER = r"""

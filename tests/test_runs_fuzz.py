@@ -14,7 +14,7 @@ from ingest.landing import validate_frame
 from ingest.sources.runs import dsse
 from ingest.sources.runs.errors import RunRejected
 from ingest.sources.runs.intake import make_intake, parse_intake
-from ingest.sources.runs import RunsSource, runs_to_frames
+from ingest.sources.runs.source import RunsSource, runs_to_frames
 from tests.helpers.hostile import OLLAMA_OK, VLLM_OK, good_payload, lb_record
 
 NOW = datetime(2026, 11, 30, tzinfo=timezone.utc)
