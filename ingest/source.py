@@ -40,6 +40,9 @@ class PayloadRejected(Exception):
         self.reason = reason
         self.check = check
 
+    def __reduce__(self):  # pickled with its check (landing in worker processes)
+        return type(self), (self.reason, self.check)
+
 
 @dataclass(frozen=True)
 class Entity:
@@ -155,6 +158,14 @@ class Source:
         """
         raise NotImplementedError
 
+    def parse_rows(self, body: bytes, entry: RawEntry) -> dict[str, list[dict]]:
+        """Optional, for landing speed: the records parse() would put in its frames, as dicts keyed
+        by the entity model's columns, per entity name (missing = no rows). parse() must equal
+        `pd.DataFrame(rows, columns=<the model's columns>)` of each. A source defining it lets the
+        Lander build one frame per entity per batch instead of one per payload (~1 ms each).
+        """
+        raise NotImplementedError
+
     def validate_payloads(self, results: list["PayloadOutcome"]) -> None:  # noqa: F821
         """Hook after a batch of payloads landed: raise SourceFailed to fail the source."""
 
@@ -166,6 +177,10 @@ class Source:
 
 
 METADATA_FIELDS = ("license", "attribution", "default_url")
+
+
+def has_parse_rows(src: Source) -> bool:
+    return type(src).parse_rows is not Source.parse_rows
 
 
 def metadata_todos(src: Source) -> list[str]:

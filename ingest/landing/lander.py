@@ -10,9 +10,13 @@ rebuild from raw gives identical rows.
 """
 from __future__ import annotations
 
+import multiprocessing
+import os
+from collections import deque
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 import pandas as pd
@@ -20,25 +24,38 @@ import pandas as pd
 from ingest.landing.ledger import Ledger, PayloadOutcome
 from ingest.landing.parquet import distinct_values, model_column_types, parquet_columns, write_empty, write_parquet
 from ingest.landing.rules import volume_min_share, volume_rule_text, volume_short
-from ingest.landing.validate import QUARANTINE_COLUMNS, quarantine_row, validate_pieces, write_quarantine
+from ingest.landing.validate import (QUARANTINE_COLUMNS, quarantine_row, validate_pieces,
+                                     validate_records, write_quarantine)
 from ingest.raw_store import RawEntry, RawStore, file_sha256, parse_iso
-from ingest.source import PayloadRejected, Source, SourceFailed
+from ingest.source import PayloadRejected, Source, SourceFailed, has_parse_rows
 
 SMALL_LANDING = 16  # up to this many pending payloads land one file each (`<sha256>.parquet`)
 BATCH_PAYLOADS = 2000  # a backlog lands in batches of at most this many payloads...
-BATCH_ROWS = 200_000  # ...or this many parsed rows, whichever comes first
+BATCH_ROWS = 200_000  # ...or this many parsed rows, whichever comes first...
+BATCH_BYTES = 32 << 20  # ...and a segment (batches planned before parsing) holds at most this many raw bytes
+# A process pool parses and validates segments when more payloads than this are pending (start-up
+# costs ~1.5 s: a nightly increment or an offline snapshot lands in-process).
+POOL_MIN_PAYLOADS = 4000
+WORKERS_ENV = "BENCHWH_LAND_WORKERS"  # worker processes; 1 = in-process (default: the cores, at most 8)
 
 
 @dataclass
 class _Parsed:
     entry: RawEntry
     fetched_at: Any
-    frames: dict[str, pd.DataFrame] | None
+    frames: dict[str, pd.DataFrame] | None  # from Source.parse
     rejected: PayloadRejected | None
+    records: dict[str, list[dict]] | None = None  # or from Source.parse_rows
 
     @property
     def rows(self) -> int:
+        if self.records is not None:
+            return sum(len(r) for r in self.records.values())
         return sum(len(df) for df in self.frames.values()) if self.frames else 0
+
+    @property
+    def parsed(self) -> bool:
+        return self.rejected is None
 
 
 @dataclass
@@ -105,7 +122,8 @@ class Lander:
         return [e for e in self.store.payloads(source) if e.sha256 not in done]
 
     # ---- landing ------------------------------------------------------------------------
-    def land_pending(self, source: Source) -> list[PayloadOutcome]:
+    def land_pending(self, source: Source, *, workers: int | None = None,
+                     pool_min: int | None = None) -> list[PayloadOutcome]:
         """Parse, validate and land every stored payload not landed yet, oldest first.
 
         A few pending payloads land one Parquet file each (`<sha256>.parquet`). A backlog (a
@@ -113,30 +131,44 @@ class Lander:
         pandera validation and one Parquet file per entity per batch (`<first sha256>-<n>.parquet`),
         since validation and a file write cost ~0.1-0.3 s each however few rows they hold. The
         ledger stays one entry per payload, and so do quarantine files.
+
+        Batches are planned as segments before parsing (plan_segments), so segments can be parsed
+        and validated by a process pool (`workers`, env BENCHWH_LAND_WORKERS; used above `pool_min`
+        pending payloads) while this process writes files and the ledger in order: the files and
+        the ledger are the same whatever the number of workers.
         """
         self.ensure_layout(source)
         pending = self.pending(source.name)
         if pending and self._drop_unfinished_batches(source, {e.sha256 for e in pending}):
             pending = self.pending(source.name)
-        per_batch = 1 if len(pending) <= SMALL_LANDING else BATCH_PAYLOADS
+        segments = plan_segments(pending)
         state = _LandingState(recent=self._landed_totals(source))
         outcomes: list[PayloadOutcome] = []
-        batch: list[_Parsed] = []
-        rows = 0
-        for i, entry in enumerate(pending, 1):
-            item = self._parse(source, entry)
-            batch.append(item)
-            rows += item.rows
-            if len(batch) >= per_batch or rows >= BATCH_ROWS or i == len(pending):
-                done = self._land_batch(source, batch, state)
+        done_payloads = 0
+        for batches, error in self._prepared(source, segments, len(pending), workers, pool_min):
+            for batch in batches:
+                done = self.land_batch(source, batch, state)
                 outcomes.extend(done)
-                batch, rows = [], 0
+                done_payloads += len(done)
                 if done and done[-1].status == "failed":
                     raise SourceFailed(f"{source.name}: {done[-1].reason}")
                 if len(pending) > 20:
-                    self.log(f"  {source.name}: landed {i}/{len(pending)} payloads")
+                    self.log(f"  {source.name}: landed {done_payloads}/{len(pending)} payloads")
+            if error is not None:
+                raise error
         source.validate_payloads(outcomes)
         return outcomes
+
+    def _prepared(self, source: Source, segments: list[list[RawEntry]], pending: int, workers: int | None,
+                  pool_min: int | None) -> Iterator[tuple[list["_Batch"], SourceFailed | None]]:
+        """Each segment's batches, parsed and validated, in order: in-process or by a pool."""
+        workers = land_workers() if workers is None else max(1, int(workers))
+        pool_min = POOL_MIN_PAYLOADS if pool_min is None else pool_min
+        if workers > 1 and len(segments) > 1 and pending > pool_min:
+            yield from _pooled(source, self.store.root, segments, workers)
+            return
+        for seg in segments:
+            yield prepare_segment(source, self.store, seg)
 
     def _drop_unfinished_batches(self, source: Source, pending: set[str]) -> bool:
         """Undo a batch a crash left between its Parquet files and its ledger entries.
@@ -163,84 +195,24 @@ class Lander:
     def land_payload(self, source: Source, entry: RawEntry) -> PayloadOutcome:
         """Land one payload (whatever its status; a failed payload does not raise here)."""
         state = _LandingState(recent=self._landed_totals(source))
-        [outcome] = self._land_batch(source, [self._parse(source, entry)], state)
+        [outcome] = self.land_batch(source, prepare_batch(source, [parse_payload(source, self.store, entry)]), state)
         return outcome
-
-    def _parse(self, source: Source, entry: RawEntry) -> _Parsed:
-        fetched_at = parse_iso(entry.fetched_at).replace(tzinfo=None)
-        try:
-            frames = source.parse(self.store.read(entry), entry)
-        except PayloadRejected as exc:
-            return _Parsed(entry, fetched_at, None, exc)
-        except (ValueError, KeyError, TypeError, IndexError) as exc:
-            # a parser that tripped over this payload: name the file, so the reader can open it
-            detail = " ".join(str(exc).split())[:200]
-            raise SourceFailed(f"{source.name}: parsing raw/{entry.path} failed: {type(exc).__name__}: {detail}") from None
-        out = {}
-        for ent in source.entities:
-            df = frames.get(ent.name)
-            out[ent.name] = pd.DataFrame() if df is None else df.reset_index(drop=True)
-        return _Parsed(entry, fetched_at, out, None)
 
     def _landed_totals(self, source: Source) -> list[int]:
         if source.kind != "snapshot":
             return []
         return [sum(o.landed.values()) for o in self.outcomes(source.name) if o.status == "landed"]
 
-    def _land_batch(self, source: Source, items: list[_Parsed], state: _LandingState) -> list[PayloadOutcome]:
-        """Validate a batch of parsed payloads together; write, quarantine and ledger them in order.
+    def land_batch(self, source: Source, batch: "_Batch", state: _LandingState) -> list[PayloadOutcome]:
+        """Write, quarantine and ledger a batch prepared by prepare_batch(), in order.
 
         Stops at the first failed payload: it is ledgered as failed, later ones stay pending.
         """
-        batch = _Batch(source, items,
-                       outcomes=[PayloadOutcome(sha256=it.entry.sha256, fetched_at=it.entry.fetched_at,
-                                                url=it.entry.url, status="landed") for it in items],
-                       quarantine=[[] for _ in items])
-        self._reject_unparsed(batch)
-        for ent in source.entities:
-            self._validate_entity(batch, ent)
+        batch.source = source
         committed = self._verdicts(batch, state)
         self._write_entities(batch, committed)
         self._commit(batch, committed)
         return batch.outcomes[:committed]
-
-    @staticmethod
-    def _reject_unparsed(batch: _Batch) -> None:
-        """Payloads their parser refused: rejected, quarantined with the parser's reason."""
-        for pos, it in enumerate(batch.items):
-            if it.rejected is not None:
-                exc = it.rejected
-                batch.outcomes[pos].status, batch.outcomes[pos].reason = "rejected", exc.reason
-                batch.quarantine[pos].append(batch.quarantine_row(pos, "", check_name=exc.check,
-                                                                  failure_value=exc.reason))
-
-    @staticmethod
-    def _validate_entity(batch: _Batch, ent) -> None:
-        """Validate one entity's frames of the batch's payloads; count and quarantine per payload."""
-        outcomes, n = batch.outcomes, len(batch.items)
-        pieces = []
-        for pos, it in enumerate(batch.items):
-            if it.frames is None:
-                continue
-            df = it.frames[ent.name]
-            outcomes[pos].parsed[ent.name] = len(df)
-            outcomes[pos].landed[ent.name] = 0
-            outcomes[pos].quarantined[ent.name] = 0
-            if not df.empty:
-                pieces.append((pos, df))
-        valid, vpos, vrec, qrows, failed = validate_pieces(pieces, ent.model)
-        for pos, reason in failed.items():
-            batch.failures.setdefault(pos, reason)
-        counts = np.bincount(vpos, minlength=n) if len(vpos) else np.zeros(n, int)
-        qdistinct: dict[int, set] = {}
-        for pos, row in qrows:
-            batch.quarantine[pos].append(batch.quarantine_row(pos, ent.name, **row))
-            qdistinct.setdefault(pos, set()).add(row["record_index"])
-        for pos, _df in pieces:
-            if pos not in failed:
-                outcomes[pos].landed[ent.name] = int(counts[pos])
-                outcomes[pos].quarantined[ent.name] = len(qdistinct.get(pos, ()))
-        batch.valid[ent.name] = (valid, vpos, vrec)
 
     def _verdicts(self, batch: _Batch, state: _LandingState) -> int:
         """Each payload's verdict in order; a failed payload ends the batch. Returns how many payloads
@@ -306,3 +278,169 @@ class Lander:
                               f"{volume_rule_text(volume_min_share(source))} "
                               f"of the last good landings' median ({reference})")
         return "landed", None
+
+
+# ---- planning, parsing and validating (in this process or in a pool's worker) ---------------------
+
+def land_workers() -> int:
+    """Worker processes for a backlog: env BENCHWH_LAND_WORKERS, else the usable cores (at most 8)."""
+    value = os.environ.get(WORKERS_ENV)
+    if value not in (None, ""):
+        return max(1, int(value))
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, 8))
+
+
+def plan_segments(pending: list[RawEntry]) -> list[list[RawEntry]]:
+    """Pending payloads in order, cut into segments before parsing: one payload each for a small
+    landing, else at most BATCH_PAYLOADS payloads and BATCH_BYTES raw bytes (a segment's batches
+    are then cut at BATCH_ROWS parsed rows, prepare_segment). Known before parsing, so segments
+    can be prepared in any order and by any process."""
+    if len(pending) <= SMALL_LANDING:
+        return [[e] for e in pending]
+    segments, seg, size = [], [], 0
+    for entry in pending:
+        if seg and (len(seg) >= BATCH_PAYLOADS or size + entry.bytes > BATCH_BYTES):
+            segments.append(seg)
+            seg, size = [], 0
+        seg.append(entry)
+        size += entry.bytes
+    if seg:
+        segments.append(seg)
+    return segments
+
+
+def parse_payload(source: Source, store: RawStore, entry: RawEntry) -> _Parsed:
+    """One payload through its source's parser (parse_rows where the source has it)."""
+    fetched_at = parse_iso(entry.fetched_at).replace(tzinfo=None)
+    rows_api = has_parse_rows(source)
+    try:
+        body = store.read(entry)
+        parsed = source.parse_rows(body, entry) if rows_api else source.parse(body, entry)
+    except PayloadRejected as exc:
+        return _Parsed(entry, fetched_at, None, exc)
+    except (ValueError, KeyError, TypeError, IndexError) as exc:
+        # a parser that tripped over this payload: name the file, so the reader can open it
+        detail = " ".join(str(exc).split())[:200]
+        raise SourceFailed(f"{source.name}: parsing raw/{entry.path} failed: {type(exc).__name__}: {detail}") from None
+    if rows_api:
+        return _Parsed(entry, fetched_at, None, None, {ent.name: list(parsed.get(ent.name) or ())
+                                                       for ent in source.entities})
+    out = {}
+    for ent in source.entities:
+        df = parsed.get(ent.name)
+        out[ent.name] = _EMPTY if df is None else df.reset_index(drop=True)
+    return _Parsed(entry, fetched_at, out, None)
+
+
+_EMPTY = pd.DataFrame()  # never modified: only its length is read
+
+
+def prepare_segment(source: Source, store: RawStore,
+                    entries: list[RawEntry]) -> tuple[list[_Batch], SourceFailed | None]:
+    """Parse and validate a segment: its batches (cut at BATCH_ROWS parsed rows) ready for
+    Lander.land_batch, and the error that stopped it (the batches before it still land)."""
+    batches: list[_Batch] = []
+    items: list[_Parsed] = []
+    rows = 0
+    try:
+        for i, entry in enumerate(entries, 1):
+            item = parse_payload(source, store, entry)
+            items.append(item)
+            rows += item.rows
+            if rows >= BATCH_ROWS or i == len(entries):
+                batches.append(prepare_batch(source, items))
+                items, rows = [], 0
+    except SourceFailed as exc:
+        return batches, exc
+    return batches, None
+
+
+def prepare_batch(source: Source, items: list[_Parsed]) -> _Batch:
+    """Validate a batch of parsed payloads together (one pandera validation per entity): the
+    per-payload counts, quarantine rows and valid rows; Lander.land_batch writes them."""
+    batch = _Batch(source, items,
+                   outcomes=[PayloadOutcome(sha256=it.entry.sha256, fetched_at=it.entry.fetched_at,
+                                            url=it.entry.url, status="landed") for it in items],
+                   quarantine=[[] for _ in items])
+    _reject_unparsed(batch)
+    for ent in source.entities:
+        _validate_entity(batch, ent)
+    for it in items:  # the parsed rows are in batch.valid now; not carried back from a worker
+        it.frames = it.records = None
+    return batch
+
+
+def _reject_unparsed(batch: _Batch) -> None:
+    """Payloads their parser refused: rejected, quarantined with the parser's reason."""
+    for pos, it in enumerate(batch.items):
+        if it.rejected is not None:
+            exc = it.rejected
+            batch.outcomes[pos].status, batch.outcomes[pos].reason = "rejected", exc.reason
+            batch.quarantine[pos].append(batch.quarantine_row(pos, "", check_name=exc.check,
+                                                              failure_value=exc.reason))
+
+
+def _validate_entity(batch: _Batch, ent) -> None:
+    """Validate one entity's frames of the batch's payloads; count and quarantine per payload."""
+    outcomes, n = batch.outcomes, len(batch.items)
+    pieces = []
+    for pos, it in enumerate(batch.items):
+        if not it.parsed:
+            continue
+        part = it.records[ent.name] if it.records is not None else it.frames[ent.name]
+        outcomes[pos].parsed[ent.name] = len(part)
+        outcomes[pos].landed[ent.name] = 0
+        outcomes[pos].quarantined[ent.name] = 0
+        if len(part):
+            pieces.append((pos, part))
+    if any(isinstance(part, list) for _, part in pieces):
+        valid, vpos, vrec, qrows, failed = validate_records(pieces, ent.model)
+    else:
+        valid, vpos, vrec, qrows, failed = validate_pieces(pieces, ent.model)
+    for pos, reason in failed.items():
+        batch.failures.setdefault(pos, reason)
+    counts = np.bincount(vpos, minlength=n) if len(vpos) else np.zeros(n, int)
+    qdistinct: dict[int, set] = {}
+    for pos, row in qrows:
+        batch.quarantine[pos].append(batch.quarantine_row(pos, ent.name, **row))
+        qdistinct.setdefault(pos, set()).add(row["record_index"])
+    for pos, _part in pieces:
+        if pos not in failed:
+            outcomes[pos].landed[ent.name] = int(counts[pos])
+            outcomes[pos].quarantined[ent.name] = len(qdistinct.get(pos, ()))
+    batch.valid[ent.name] = (valid, vpos, vrec)
+
+
+# ---- the pool ------------------------------------------------------------------------------------
+
+def _prepare_in_worker(source: Source, raw_root: Path, entries: list[RawEntry]):
+    return prepare_segment(source, RawStore(raw_root), entries)
+
+
+def _pooled(source: Source, raw_root: Path, segments: list[list[RawEntry]],
+            workers: int) -> Iterator[tuple[list[_Batch], SourceFailed | None]]:
+    """Segments prepared by worker processes, yielded in order; a few submitted ahead (bounded,
+    so memory stays that of a few segments). forkserver, not fork: the caller may hold threads
+    (Dagster), and a forked copy of their locks can hang."""
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(["ingest.landing.lander", type(source).__module__])
+    pool = ProcessPoolExecutor(max_workers=min(workers, len(segments)), mp_context=ctx)
+    try:
+        queue: deque = deque()
+        todo = iter(segments)
+        for seg in todo:
+            queue.append(pool.submit(_prepare_in_worker, source, raw_root, seg))
+            if len(queue) >= 2 * workers:
+                break
+        while queue:
+            result = queue.popleft().result()
+            seg = next(todo, None)
+            if seg is not None:
+                queue.append(pool.submit(_prepare_in_worker, source, raw_root, seg))
+            yield result
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 LEDGER_DIR = "_ledger"
@@ -28,6 +28,13 @@ class PayloadOutcome:
     quarantined: dict[str, int] = field(default_factory=dict)  # distinct records per entity
     # landing files this payload's rows went to -> their sha256, checked before a build reads them
     files: dict[str, str] = field(default_factory=dict)
+
+
+def _doc(o: PayloadOutcome) -> dict:
+    """asdict(o), without its deep copy (~0.2 ms an entry)."""
+    return {"sha256": o.sha256, "fetched_at": o.fetched_at, "url": o.url, "status": o.status,
+            "reason": o.reason, "parsed": dict(o.parsed), "landed": dict(o.landed),
+            "quarantined": dict(o.quarantined), "files": dict(o.files)}
 
 
 class Ledger:
@@ -85,11 +92,18 @@ class Ledger:
         (Lander drops such a batch's files and lands it again).
         """
         self.dir.mkdir(parents=True, exist_ok=True)
-        for outcome in reversed(outcomes):
-            tmp = self.dir / f".{outcome.sha256}.tmp"
-            tmp.write_text(json.dumps(asdict(outcome), sort_keys=True))
-            os.replace(tmp, self.dir / f"{outcome.sha256}.json")
-        self._append_log([asdict(o) for o in outcomes])
+        docs = [_doc(o) for o in outcomes]
+        folder = str(self.dir)
+        for doc in reversed(docs):
+            # os.open/os.write: a pathlib text write costs ~5x as much, 100,000 times in a replay
+            tmp, final = f"{folder}/.{doc['sha256']}.tmp", f"{folder}/{doc['sha256']}.json"
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+            try:
+                os.write(fd, json.dumps(doc, sort_keys=True).encode("utf-8"))
+            finally:
+                os.close(fd)
+            os.replace(tmp, final)
+        self._append_log(docs)
 
     def forget(self, sha256: str) -> None:
         """Drop a payload's entry: it is pending again and lands on the next run."""

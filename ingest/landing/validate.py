@@ -191,14 +191,53 @@ def _validate_together(together: list[Piece], schema: Any, unique: list[str] | N
         # all-NA columns of some payloads: the dtype comes from the others, coercion does the rest
         warnings.simplefilter("ignore", FutureWarning)
         big = pd.concat([df for _, df in together], ignore_index=True)
-    pos = np.repeat([p for p, _ in together], [len(df) for _, df in together])
-    rec = np.concatenate([np.arange(len(df)) for _, df in together])
+    return _validate_big(big, together, schema, unique)
+
+
+def _validate_big(big: pd.DataFrame, together: list, schema: Any, unique: list[str] | None):
+    pos = np.repeat([p for p, _ in together], [len(part) for _, part in together])
+    rec = np.concatenate([np.arange(len(part)) for _, part in together])
     valid, rows = validate_frame(big, schema)
     if unique:
         valid = _drop_duplicates_per_payload(big, valid, pos, unique, rows)
     qrows = [(int(pos[r["record_index"]]), {**r, "record_index": int(rec[r["record_index"]])}) for r in rows]
     vidx = valid.index.to_numpy()
     return (valid, pos[vidx], rec[vidx]), qrows
+
+
+# ---- several payloads' records at once (Source.parse_rows) ---------------------------------------
+
+_COLUMNS: dict[Any, list[str]] = {}
+
+
+def model_columns(model: Any) -> list[str]:
+    """The model's columns in order: the columns of a frame built from a source's records."""
+    if model not in _COLUMNS:
+        _COLUMNS[model] = list(model.to_schema().columns)
+    return _COLUMNS[model]
+
+
+def validate_records(pieces: list[tuple[int, list[dict]]], model: Any):
+    """validate_pieces for records (Source.parse_rows): the same results, but the payloads' frame
+    is built once from all their records, not per payload and then concatenated (pandas infers
+    each column's dtype from all values, as concat does with all-NA pieces left out)."""
+    if not pieces:
+        return (*_no_rows(), [], {})
+    columns = model_columns(model)
+    if len(pieces) == 1:
+        return _alone_records(pieces, model, columns)
+    schema, unique = _batch_schema(model)
+    big = pd.DataFrame([r for _, part in pieces for r in part], columns=columns)
+    try:
+        part, qrows = _validate_big(big, pieces, schema, unique)
+    except SchemaLevelError:
+        return _alone_records(pieces, model, columns)
+    return (*_joined([part]), qrows, {})
+
+
+def _alone_records(pieces, model, columns):
+    parts, qrows, failed = _validate_alone([(p, pd.DataFrame(rows, columns=columns)) for p, rows in pieces], model)
+    return (*_joined(parts), qrows, failed)
 
 
 def _drop_duplicates_per_payload(big: pd.DataFrame, valid: pd.DataFrame, pos: np.ndarray,

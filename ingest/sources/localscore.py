@@ -27,7 +27,7 @@ from urllib.parse import urlsplit
 
 import pandas as pd
 import pandera.pandas as pa
-from bs4 import BeautifulSoup
+from bs4 import BeautifulSoup, SoupStrainer
 from pandera.typing import Series
 
 from ingest.coerce import to_float, to_int, to_text
@@ -238,6 +238,46 @@ def is_api_page(url: str) -> bool:
     return urlsplit(url).path.rstrip("/").endswith("/api/results")
 
 
+NEXT_DATA_TAG = b'<script id="__NEXT_DATA__" type="application/json">'  # as Next.js writes it
+
+
+def next_data_fast(body: bytes) -> Any:
+    """The `__NEXT_DATA__` JSON read straight from the bytes (BeautifulSoup took ~3.5 ms a page),
+    or None when the page is not in the exact shape Next.js writes: the name once, in that tag,
+    its text free of `</` and `<!--` up to `</script>`, UTF-8, valid JSON. Then next_data_soup()
+    reads it, so both give the same data wherever the fast path answers."""
+    if body.count(b"__NEXT_DATA__") != 1:
+        return None
+    start = body.find(NEXT_DATA_TAG)
+    if start < 0:
+        return None
+    start += len(NEXT_DATA_TAG)
+    end = body.find(b"</", start)
+    if end < 0 or body[end:end + 9].lower() != b"</script>" or b"<!--" in body[start:end]:
+        return None
+    try:
+        return json.loads(body[start:end].decode("utf-8"))
+    except ValueError:  # UnicodeDecodeError is one
+        return None
+
+
+def next_data_soup(body: bytes, rid: str) -> Any:
+    """The `__NEXT_DATA__` JSON as BeautifulSoup reads the page (the checked fallback of next_data_fast).
+    Raises PayloadRejected when the page has none or it is not JSON."""
+    soup = BeautifulSoup(body, "html.parser", parse_only=SoupStrainer("script", id="__NEXT_DATA__"))
+    script = soup.find("script", id="__NEXT_DATA__")
+    if script is None:
+        if "Result not found" in BeautifulSoup(body, "html.parser").get_text(" "):
+            raise PayloadRejected(f"result page {rid}: Result not found", "result_not_found")
+        raise PayloadRejected(f"result page {rid} has no __NEXT_DATA__ script (layout change?)",
+                              "result_page_layout")
+    try:
+        return json.loads(script.string or script.get_text())
+    except ValueError as exc:
+        raise PayloadRejected(f"result page {rid}: __NEXT_DATA__ is not JSON: {exc}",
+                              "result_page_layout") from None
+
+
 # ---- the source ----------------------------------------------------------------------------
 
 class LocalScoreSource(Source):
@@ -336,14 +376,21 @@ class LocalScoreSource(Source):
 
     # -- parse -------------------------------------------------------------------------------
     def parse(self, body: bytes, entry: RawEntry) -> dict[str, pd.DataFrame]:
+        return {name: frame(rows, RUN_COLUMNS if name == "runs" else TEST_COLUMNS)
+                for name, rows in self.parse_rows(body, entry).items()}
+
+    def parse_rows(self, body: bytes, entry: RawEntry) -> dict[str, list[dict]]:
         if is_api_page(entry.url):
-            return self._parse_api_page(body)
+            return {"runs": self._api_page_rows(body)}
         rid = result_id_from_url(entry.url)
         if rid is not None:
-            return self._parse_result_page(body, rid)
+            return {"tests": self._result_page_rows(body, rid)}
         raise PayloadRejected(f"not a LocalScore API page or result page: {entry.url}", "unknown_url")
 
     def _parse_api_page(self, body: bytes) -> dict[str, pd.DataFrame]:
+        return {"runs": frame(self._api_page_rows(body), RUN_COLUMNS)}
+
+    def _api_page_rows(self, body: bytes) -> list[dict]:
         try:
             data = json.loads(body)
         except ValueError as exc:
@@ -359,21 +406,15 @@ class LocalScoreSource(Source):
                 rows.append(run_row(run))
             except (KeyError, TypeError, AttributeError, ValueError) as exc:
                 raise PayloadRejected(f"API page run {i} is missing {exc}", "api_page_shape") from None
-        return {"runs": frame(rows, RUN_COLUMNS)}
+        return rows
 
-    def _parse_result_page(self, body: bytes, rid: str) -> dict[str, pd.DataFrame]:
-        soup = BeautifulSoup(body, "html.parser")
-        script = soup.find("script", id="__NEXT_DATA__")
-        if script is None:
-            if "Result not found" in soup.get_text(" "):
-                raise PayloadRejected(f"result page {rid}: Result not found", "result_not_found")
-            raise PayloadRejected(f"result page {rid} has no __NEXT_DATA__ script (layout change?)",
-                                  "result_page_layout")
-        try:
-            data = json.loads(script.string or script.get_text())
-        except ValueError as exc:
-            raise PayloadRejected(f"result page {rid}: __NEXT_DATA__ is not JSON: {exc}",
-                                  "result_page_layout") from None
+    def _parse_result_page(self, body: bytes, rid: str, fast: bool = True) -> dict[str, pd.DataFrame]:
+        return {"tests": frame(self._result_page_rows(body, rid, fast), TEST_COLUMNS)}
+
+    def _result_page_rows(self, body: bytes, rid: str, fast: bool = True) -> list[dict]:
+        data = next_data_fast(body) if fast else None
+        if data is None:
+            data = next_data_soup(body, rid)
         try:
             page_props = data["props"]["pageProps"]
         except (KeyError, TypeError):
@@ -402,7 +443,7 @@ class LocalScoreSource(Source):
             raise PayloadRejected(f"result page {rid}: missing {exc}", "result_page_layout") from None
         # The page repeats the run's listing fields; runs land from API pages only, which list
         # every run, so each result page costs one small frame to validate and write.
-        return {"tests": frame(tests, TEST_COLUMNS)}
+        return tests
 
     # -- after landing -----------------------------------------------------------------------
     def validate_payloads(self, results: Iterable) -> None:

@@ -152,8 +152,21 @@ class RunsSource(Source):
         doc, runs = parse_intake(body, parse_iso(entry.fetched_at))
         return runs_to_frames(doc, runs)
 
+    def parse_rows(self, body: bytes, entry: RawEntry) -> dict[str, list[dict]]:
+        doc, runs = parse_intake(body, parse_iso(entry.fetched_at))
+        return runs_to_rows(doc, runs)
+
+
+def _columns(model) -> list[str]:
+    return list(model.to_schema().columns)
+
 
 def runs_to_frames(doc: dict, runs: list) -> dict[str, pd.DataFrame]:
+    rows = runs_to_rows(doc, runs)
+    return {ent.name: pd.DataFrame(rows[ent.name], columns=_columns(ent.model)) for ent in RunsSource.entities}
+
+
+def runs_to_rows(doc: dict, runs: list) -> dict[str, list[dict]]:
     run_rows, sample_rows, recall_rows, cap_rows = [], [], [], []
     for run in runs:
         key = {"source": run.source, "source_run_id": run.source_run_id}
@@ -189,10 +202,4 @@ def runs_to_frames(doc: dict, runs: list) -> dict[str, pd.DataFrame]:
                                 "is_recalled": r["recalled"]})
         for c in run.capabilities:
             cap_rows.append({**key, "capability": c["name"], "has_passed": c["passed"]})
-    frames = {
-        "runs": pd.DataFrame(run_rows, columns=list(RunsRunsSchema.to_schema().columns)),
-        "samples": pd.DataFrame(sample_rows, columns=list(RunsSamplesSchema.to_schema().columns)),
-        "context_recall": pd.DataFrame(recall_rows, columns=list(RunsContextRecallSchema.to_schema().columns)),
-        "capabilities": pd.DataFrame(cap_rows, columns=list(RunsCapabilitiesSchema.to_schema().columns)),
-    }
-    return frames
+    return {"runs": run_rows, "samples": sample_rows, "context_recall": recall_rows, "capabilities": cap_rows}
