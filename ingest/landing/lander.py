@@ -339,10 +339,11 @@ def parse_payload(source: Source, store: RawStore, entry: RawEntry) -> _Parsed:
 _EMPTY = pd.DataFrame()  # never modified: only its length is read
 
 
-def prepare_segment(source: Source, store: RawStore,
-                    entries: list[RawEntry]) -> tuple[list[_Batch], SourceFailed | None]:
+def prepare_segment(source: Source, store: RawStore, entries: list[RawEntry],
+                    batch_rows: int | None = None) -> tuple[list[_Batch], SourceFailed | None]:
     """Parse and validate a segment: its batches (cut at BATCH_ROWS parsed rows) ready for
     Lander.land_batch, and the error that stopped it (the batches before it still land)."""
+    batch_rows = BATCH_ROWS if batch_rows is None else batch_rows
     batches: list[_Batch] = []
     items: list[_Parsed] = []
     rows = 0
@@ -351,7 +352,7 @@ def prepare_segment(source: Source, store: RawStore,
             item = parse_payload(source, store, entry)
             items.append(item)
             rows += item.rows
-            if rows >= BATCH_ROWS or i == len(entries):
+            if rows >= batch_rows or i == len(entries):
                 batches.append(prepare_batch(source, items))
                 items, rows = [], 0
     except SourceFailed as exc:
@@ -417,8 +418,8 @@ def _validate_entity(batch: _Batch, ent) -> None:
 
 # ---- the pool ------------------------------------------------------------------------------------
 
-def _prepare_in_worker(source: Source, raw_root: Path, entries: list[RawEntry]):
-    return prepare_segment(source, RawStore(raw_root), entries)
+def _prepare_in_worker(source: Source, raw_root: Path, entries: list[RawEntry], batch_rows: int):
+    return prepare_segment(source, RawStore(raw_root), entries, batch_rows)
 
 
 def _pooled(source: Source, raw_root: Path, segments: list[list[RawEntry]],
@@ -433,14 +434,14 @@ def _pooled(source: Source, raw_root: Path, segments: list[list[RawEntry]],
         queue: deque = deque()
         todo = iter(segments)
         for seg in todo:
-            queue.append(pool.submit(_prepare_in_worker, source, raw_root, seg))
+            queue.append(pool.submit(_prepare_in_worker, source, raw_root, seg, BATCH_ROWS))
             if len(queue) >= 2 * workers:
                 break
         while queue:
             result = queue.popleft().result()
             seg = next(todo, None)
             if seg is not None:
-                queue.append(pool.submit(_prepare_in_worker, source, raw_root, seg))
+                queue.append(pool.submit(_prepare_in_worker, source, raw_root, seg, BATCH_ROWS))
             yield result
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
