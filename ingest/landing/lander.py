@@ -7,6 +7,10 @@ Layout under warehouse/landing/:
   <source>/_ledger/                         what became of each payload (ledger.py)
 Landing content is a pure function of the raw payload sequence (no wall-clock values), so a
 rebuild from raw gives identical rows.
+
+A backlog is cut into segments before parsing (plan_segments); prepare_segment parses and validates
+one (in this process, or in a pool's worker above POOL_MIN_PAYLOADS pending payloads), and
+Lander.land_batch writes each of its batches in order: the same files and ledger either way.
 """
 from __future__ import annotations
 
