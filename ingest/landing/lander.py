@@ -10,7 +10,8 @@ rebuild from raw gives identical rows.
 
 A backlog is cut into segments before parsing (plan_segments); prepare_segment parses and validates
 one (in this process, or in a pool's worker above POOL_MIN_PAYLOADS pending payloads), and
-Lander.land_batch writes each of its batches in order: the same files and ledger either way.
+Lander._land_prepared writes each of its batches in order: the same files and ledger either way.
+Lander.land_batch(source, payloads) is that unit for a caller splitting a backlog itself.
 """
 from __future__ import annotations
 
@@ -151,7 +152,7 @@ class Lander:
         done_payloads = 0
         for batches, error in self._prepared(source, segments, len(pending), workers, pool_min):
             for batch in batches:
-                done = self.land_batch(source, batch, state)
+                done = self._land_prepared(source, batch, state)
                 outcomes.extend(done)
                 done_payloads += len(done)
                 if done and done[-1].status == "failed":
@@ -199,7 +200,7 @@ class Lander:
     def land_payload(self, source: Source, entry: RawEntry) -> PayloadOutcome:
         """Land one payload (whatever its status; a failed payload does not raise here)."""
         state = _LandingState(recent=self._landed_totals(source))
-        [outcome] = self.land_batch(source, prepare_batch(source, [parse_payload(source, self.store, entry)]), state)
+        [outcome] = self._land_prepared(source, prepare_batch(source, [parse_payload(source, self.store, entry)]), state)
         return outcome
 
     def _landed_totals(self, source: Source) -> list[int]:
@@ -207,7 +208,29 @@ class Lander:
             return []
         return [sum(o.landed.values()) for o in self.outcomes(source.name) if o.status == "landed"]
 
-    def land_batch(self, source: Source, batch: "_Batch", state: _LandingState) -> list[PayloadOutcome]:
+    def land_batch(self, source: Source, payloads: list[RawEntry]) -> list[PayloadOutcome]:
+        """Land these payloads as one segment, in this process: the unit of land_pending, for a
+        caller that splits a backlog itself (e.g. a partitioned backfill). Payloads already ledgered
+        are skipped; the rest land in the order given (give them oldest first). Raises SourceFailed
+        at a failed payload, as land_pending does. One caller per source at a time (the ledger
+        and the volume rule are per source). Does not run Source.validate_payloads."""
+        self.ensure_layout(source)
+        pending = {e.sha256 for e in self.pending(source.name)}
+        if pending and self._drop_unfinished_batches(source, pending):
+            pending = {e.sha256 for e in self.pending(source.name)}
+        todo = [e for e in payloads if e.sha256 in pending]
+        state = _LandingState(recent=self._landed_totals(source))
+        batches, error = prepare_segment(source, self.store, todo)
+        outcomes: list[PayloadOutcome] = []
+        for batch in batches:
+            outcomes.extend(self._land_prepared(source, batch, state))
+            if outcomes and outcomes[-1].status == "failed":
+                raise SourceFailed(f"{source.name}: {outcomes[-1].reason}")
+        if error is not None:
+            raise error
+        return outcomes
+
+    def _land_prepared(self, source: Source, batch: "_Batch", state: _LandingState) -> list[PayloadOutcome]:
         """Write, quarantine and ledger a batch prepared by prepare_batch(), in order.
 
         Stops at the first failed payload: it is ledgered as failed, later ones stay pending.
@@ -346,7 +369,7 @@ _EMPTY = pd.DataFrame()  # never modified: only its length is read
 def prepare_segment(source: Source, store: RawStore, entries: list[RawEntry],
                     batch_rows: int | None = None) -> tuple[list[_Batch], SourceFailed | None]:
     """Parse and validate a segment: its batches (cut at BATCH_ROWS parsed rows) ready for
-    Lander.land_batch, and the error that stopped it (the batches before it still land)."""
+    Lander._land_prepared, and the error that stopped it (the batches before it still land)."""
     batch_rows = BATCH_ROWS if batch_rows is None else batch_rows
     batches: list[_Batch] = []
     items: list[_Parsed] = []
@@ -366,7 +389,7 @@ def prepare_segment(source: Source, store: RawStore, entries: list[RawEntry],
 
 def prepare_batch(source: Source, items: list[_Parsed]) -> _Batch:
     """Validate a batch of parsed payloads together (one pandera validation per entity): the
-    per-payload counts, quarantine rows and valid rows; Lander.land_batch writes them."""
+    per-payload counts, quarantine rows and valid rows; Lander._land_prepared writes them."""
     batch = _Batch(source, items,
                    outcomes=[PayloadOutcome(sha256=it.entry.sha256, fetched_at=it.entry.fetched_at,
                                             url=it.entry.url, status="landed") for it in items],
