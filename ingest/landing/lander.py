@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import threading
 from collections import deque
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -452,10 +453,14 @@ def _prepare_in_worker(source: Source, raw_root: Path, entries: list[RawEntry], 
 def _pooled(source: Source, raw_root: Path, segments: list[list[RawEntry]],
             workers: int) -> Iterator[tuple[list[_Batch], SourceFailed | None]]:
     """Segments prepared by worker processes, yielded in order; a few submitted ahead (bounded,
-    so memory stays that of a few segments). forkserver, not fork: the caller may hold threads
-    (Dagster), and a forked copy of their locks can hang."""
-    ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(["ingest.landing.lander", type(source).__module__])
+    so memory stays that of a few segments). Workers are forked (no imports to repeat: ~1.5 s,
+    far more on a busy machine) unless other Python threads run here (Dagster): a forked copy of
+    a lock they hold can hang, so then a forkserver starts them."""
+    if threading.active_count() == 1:
+        ctx = multiprocessing.get_context("fork")
+    else:
+        ctx = multiprocessing.get_context("forkserver")
+        ctx.set_forkserver_preload(["ingest.landing.lander", type(source).__module__])
     pool = ProcessPoolExecutor(max_workers=min(workers, len(segments)), mp_context=ctx)
     try:
         queue: deque = deque()
