@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import threading
 from pathlib import Path
 
 import duckdb
@@ -103,6 +104,10 @@ def test_pool_stops_at_a_failed_payload_as_in_process_landing_does(tmp_path, mon
     store.put("localscore", json.dumps(page).encode(), url=API_URL, fetched_at=middle)
     shutil.copytree(tmp_path / "serial" / "raw", tmp_path / "pool" / "raw")
     errors, outcomes = [], []
+    # another thread running, as under Dagster: the pool's workers come from a forkserver, not fork
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait, daemon=True)
+    other.start()
     for side, workers in (("serial", 1), ("pool", 2)):
         lander = Lander(tmp_path / side / "landing", RawStore(tmp_path / side / "raw"), log=lambda m: None)
         with pytest.raises(SourceFailed) as err:
@@ -112,6 +117,7 @@ def test_pool_stops_at_a_failed_payload_as_in_process_landing_does(tmp_path, mon
         assert outcomes[-1][-1]["status"] == "failed"
         assert len(outcomes[-1]) > 150 and len(lander.pending("localscore")) > 150
     assert "zero valid rows" in errors[0] and errors[0] == errors[1]
+    stop.set()
     assert outcomes[0] == outcomes[1]
     assert _files(tmp_path / "serial" / "landing") == _files(tmp_path / "pool" / "landing")
 
