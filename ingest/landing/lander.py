@@ -15,6 +15,7 @@ Lander.land_batch(source, payloads) is that unit for a caller splitting a backlo
 """
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import threading
@@ -151,17 +152,19 @@ class Lander:
         state = _LandingState(recent=self._landed_totals(source))
         outcomes: list[PayloadOutcome] = []
         done_payloads = 0
-        for batches, error in self._prepared(source, segments, len(pending), workers, pool_min):
-            for batch in batches:
-                done = self._land_prepared(source, batch, state)
-                outcomes.extend(done)
-                done_payloads += len(done)
-                if done and done[-1].status == "failed":
-                    raise SourceFailed(f"{source.name}: {done[-1].reason}")
-                if len(pending) > 20:
-                    self.log(f"  {source.name}: landed {done_payloads}/{len(pending)} payloads")
-            if error is not None:
-                raise error
+        # closing: a failure stops the pool's workers now, not when the traceback is freed
+        with contextlib.closing(self._prepared(source, segments, len(pending), workers, pool_min)) as prepared:
+            for batches, error in prepared:
+                for batch in batches:
+                    done = self._land_prepared(source, batch, state)
+                    outcomes.extend(done)
+                    done_payloads += len(done)
+                    if done and done[-1].status == "failed":
+                        raise SourceFailed(f"{source.name}: {done[-1].reason}")
+                    if len(pending) > 20:
+                        self.log(f"  {source.name}: landed {done_payloads}/{len(pending)} payloads")
+                if error is not None:
+                    raise error
         source.validate_payloads(outcomes)
         return outcomes
 
