@@ -40,9 +40,11 @@ SMALL_LANDING = 16  # up to this many pending payloads land one file each (`<sha
 BATCH_PAYLOADS = 2000  # a backlog lands in batches of at most this many payloads...
 BATCH_ROWS = 200_000  # ...or this many parsed rows, whichever comes first...
 BATCH_BYTES = 32 << 20  # ...and a segment (batches planned before parsing) holds at most this many raw bytes
-# A process pool parses and validates segments when more payloads than this are pending (start-up
-# costs ~1.5 s: a nightly increment or an offline snapshot lands in-process).
+# A process pool parses and validates segments when more payloads than this, or more raw bytes
+# (snapshot sources: 700 OpenRouter snapshots are 300 MB), are pending; start-up costs 0.1-1.5 s,
+# so a nightly increment or an offline snapshot lands in-process.
 POOL_MIN_PAYLOADS = 4000
+POOL_MIN_BYTES = 64 << 20
 WORKERS_ENV = "BENCHWH_LAND_WORKERS"  # worker processes; 1 = in-process (default: the cores, at most 8)
 
 
@@ -141,7 +143,7 @@ class Lander:
 
         Batches are planned as segments before parsing (plan_segments), so segments can be parsed
         and validated by a process pool (`workers`, env BENCHWH_LAND_WORKERS; used above `pool_min`
-        pending payloads) while this process writes files and the ledger in order: the files and
+        pending payloads, by default POOL_MIN_PAYLOADS or POOL_MIN_BYTES of raw) while this process writes files and the ledger in order: the files and
         the ledger are the same whatever the number of workers.
         """
         self.ensure_layout(source)
@@ -172,8 +174,9 @@ class Lander:
                   pool_min: int | None) -> Iterator[tuple[list["_Batch"], SourceFailed | None]]:
         """Each segment's batches, parsed and validated, in order: in-process or by a pool."""
         workers = land_workers() if workers is None else max(1, int(workers))
-        pool_min = POOL_MIN_PAYLOADS if pool_min is None else pool_min
-        if workers > 1 and len(segments) > 1 and pending > pool_min:
+        big = (pending > pool_min if pool_min is not None else
+               pending > POOL_MIN_PAYLOADS or sum(e.bytes for seg in segments for e in seg) > POOL_MIN_BYTES)
+        if workers > 1 and len(segments) > 1 and big:
             yield from _pooled(source, self.store.root, segments, workers)
             return
         for seg in segments:
