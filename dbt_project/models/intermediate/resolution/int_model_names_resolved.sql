@@ -28,7 +28,10 @@ candidate_names as (
     select model_id, hf_base_repo, 4 from catalogue
     where hf_base_repo is not null
     union all
-    select model_id, repo, 5 from {{ ref('int_catalogue_gguf_repos_split') }}
+    select catalogue.model_id, trim(_split.repo), 5
+    from catalogue
+    {{ lateral_split('catalogue', 'hf_gguf_repos', ';', 'repo', 'repo_position') }}
+    where catalogue.hf_gguf_repos is not null
     union all
     select model_id, openrouter_id, 6 from catalogue
     where openrouter_id is not null
