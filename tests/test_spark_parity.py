@@ -12,7 +12,8 @@ import pytest
 from tests.helpers.spark_parity import (differences, duckdb_build, duckdb_tables, spark_build, spark_missing,
                                         spark_tables)
 
-pytestmark = pytest.mark.slow
+# the Spark build (JVM start, ~70 models, ~140 data tests in local mode) takes minutes on 2 cores
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(3600)]
 
 _MISSING = spark_missing()
 

@@ -21,9 +21,9 @@
 {%- endmacro %}
 {% macro spark__regexp_replace_all(expr, pattern, replacement) -%}
     {#- Java regexes name groups $1 in replacements; a literal $ is \$ -#}
-    {%- set java = replacement | replace('$', '\\$') -%}
-    {%- for i in range(1, 10) -%}{%- set java = java | replace('\\' ~ i, '$' ~ i) -%}{%- endfor -%}
-    regexp_replace({{ expr }}, '{{ pattern }}', '{{ java }}')
+    {%- set ns = namespace(java=replacement | replace('$', '\\$')) -%}
+    {%- for i in range(1, 10) -%}{%- set ns.java = ns.java | replace('\\' ~ i, '$' ~ i) -%}{%- endfor -%}
+    regexp_replace({{ expr }}, '{{ pattern }}', '{{ ns.java }}')
 {%- endmacro %}
 
 {#- true when the regex matches anywhere in expr -#}

@@ -12,7 +12,7 @@ renamed as (
         cast(created_at as timestamp) as created_at,
         cast(trust as string) as trust,
         -- the one place the rule is written: signed and source rows count in summaries and site tables
-        coalesce(cast(trust as string) in ('signed', 'source'), false) as is_countable,
+        coalesce(trust in ('signed', 'source'), false) as is_countable,
         cast(keyid as string) as keyid,
         cast(contributor as string) as contributor,
         cast(gpu as string) as raw_hardware_name,
