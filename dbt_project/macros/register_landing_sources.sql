@@ -22,18 +22,19 @@
             {%- do meta.update(node.meta or {}) -%}
             {%- set relation = node.schema ~ '.' ~ node.identifier -%}
             {%- do run_query('create schema if not exists ' ~ node.schema) -%}
+            {#- a view or an external table from an earlier build: dropped by its kind -#}
+            {%- set existing = adapter.get_relation(database=none, schema=node.schema, identifier=node.identifier) -%}
+            {%- if existing is not none -%}{%- do adapter.drop_relation(existing) -%}{%- endif -%}
             {%- if meta.get('spark_columns') -%}
                 {%- set path = home ~ '/' ~ meta['spark_path'] -%}
                 {%- set options = meta.get('spark_options') -%}
-                {%- do run_query('drop view if exists ' ~ relation) -%}
-                {%- do run_query('drop table if exists ' ~ relation) -%}
                 {%- do run_query(
                     'create table ' ~ relation ~ ' (' ~ meta['spark_columns'] ~ ') using '
                     ~ meta.get('spark_format', 'parquet') ~ " options (path '" ~ path ~ "'"
                     ~ (', ' ~ options if options else '') ~ ')') -%}
             {%- else -%}
                 {%- do run_query(
-                    'create or replace view ' ~ relation ~ ' as select * from parquet.`'
+                    'create view ' ~ relation ~ ' as select * from parquet.`'
                     ~ home ~ '/landing/' ~ node.schema ~ '/' ~ node.identifier ~ '/*.parquet`') -%}
             {%- endif -%}
         {%- endfor -%}

@@ -70,7 +70,7 @@ def spark_build(home: Path, warehouse: Path, *args: str, command: str = "build",
     return run_dbt(home, warehouse, command, *extra, *args, BENCHWH_SPARK_WAREHOUSE=str(warehouse), **env_extra)
 
 
-def duckdb_build(home: Path, work: Path, *args: str, command: str = "run", **env_extra: str) -> Path:
+def duckdb_build(home: Path, work: Path, *args: str, command: str = "build", **env_extra: str) -> Path:
     """The project built on DuckDB from home's landing into work/build.duckdb."""
     build = work / "build.duckdb"
     done = run_dbt(home, work, command, *args, target="build", BENCHWH_BUILD_PATH=str(build), **env_extra)
