@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 SCALE ?= 0.02
 
-.PHONY: install manifest browser refresh test lint lint-sql bench dev clean
+.PHONY: install manifest browser refresh test lint lint-sql bench dev clean spark java test-spark
 
 $(STAMP): requirements.lock pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -29,6 +29,25 @@ browser:
 ## Run the main job on the bundled offline snapshot.
 refresh: $(STAMP)
 	$(BIN)/benchwh refresh --offline
+
+## The dbt project's second engine (issue 18): Apache Spark in-process (pyspark, which carries
+## Spark's jars) and dbt-spark, the `.[spark]` extra pinned in requirements-spark.lock, plus Java
+## from Debian when missing. Nothing is downloaded at build or test time.
+SPARK_STAMP := $(VENV)/.spark-stamp
+$(SPARK_STAMP): $(STAMP) requirements-spark.lock
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements-spark.lock
+	@touch $(SPARK_STAMP)
+
+spark: $(SPARK_STAMP) java
+
+java:
+	@command -v java >/dev/null || \
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless; }
+
+## The parity test: the offline landing built on DuckDB and on Spark, every marts.* and site.*
+## table compared row for row (tests/test_spark_parity.py).
+test-spark: spark manifest
+	$(BIN)/python -m pytest -q -p no:cacheprovider tests/test_spark_parity.py
 
 ## Run the test suite.
 test: $(STAMP) browser

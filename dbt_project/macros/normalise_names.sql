@@ -1,13 +1,14 @@
 {#-
-  Name normalisation for entity resolution (DuckDB SQL; RE2 regular expressions).
+  Name normalisation for entity resolution (DuckDB's RE2 and Spark's Java regular expressions: the
+  patterns keep to their common subset; macros/cross_engine.sql).
   Both the raw names from sources and the catalogue names/aliases pass through the same macro,
   so a match is an equality of normalised keys. Each step is one regexp_replace, applied in order.
 -#}
 
 {% macro _apply_regex_steps(expr, steps) -%}
-    {%- set ns = namespace(sql="lower(trim(coalesce(cast(" ~ expr ~ " as varchar), '')))") -%}
+    {%- set ns = namespace(sql="lower(trim(coalesce(cast(" ~ expr ~ " as string), '')))") -%}
     {%- for pattern, replacement in steps -%}
-        {%- set ns.sql = "regexp_replace(" ~ ns.sql ~ ", '" ~ pattern ~ "', '" ~ replacement ~ "', 'g')" -%}
+        {%- set ns.sql = regexp_replace_all(ns.sql, pattern, replacement) -%}
     {%- endfor -%}
     {{- "nullif(trim(" ~ ns.sql ~ "), '')" -}}
 {%- endmacro %}
@@ -80,14 +81,14 @@
 
 {#- Quant names: "Q4_K - Medium", "q4_k_m", "Q4_K_M" -> "Q4_K_M"-comparable key (upper, no spaces). -#}
 {% macro normalise_quant_name(expr) -%}
-    nullif(upper(regexp_replace(trim(coalesce(cast({{ expr }} as varchar), '')), '\s+', ' ', 'g')), '')
+    nullif(upper({{ regexp_replace_all("trim(coalesce(cast(" ~ expr ~ " as string), ''))", '\\s+', ' ') }}), '')
 {%- endmacro %}
 
 
 {#- The quant named in a GGUF file name ("...-Q4_K_M.gguf", "...-UD-Q4_K_XL-00001-of-00002.gguf"). -#}
 {% macro quant_from_file_name(expr) -%}
     nullif(upper(regexp_extract(
-        regexp_replace(lower(coalesce(cast({{ expr }} as varchar), '')), '[-_.]\d{5}-of-\d{5}(\.gguf)?$', '.gguf'),
+        regexp_replace(lower(coalesce(cast({{ expr }} as string), '')), '[-_.]\d{5}-of-\d{5}(\.gguf)?$', '.gguf'),
         '[-_.]((ud[-_])?(i?q[0-9]+_[a-z0-9]+(_[a-z0-9]+)*|f16|bf16|f32|mxfp4(_moe)?))\.gguf$', 1)), '')
 {%- endmacro %}
 
@@ -95,9 +96,9 @@
 {#- A provisional id for a name no catalogue entry matches: "unresolved:<slug of the key>". -#}
 {% macro provisional_id(normalised_expr, raw_expr) -%}
     'unresolved:' || coalesce(
-        nullif(trim(regexp_replace({{ normalised_expr }}, '[^a-z0-9.+]+', '-', 'g'), '-'), ''),
-        case when nullif(trim(cast({{ raw_expr }} as varchar)), '') is null then 'unknown'
-             else 'raw-' || substr(md5(cast({{ raw_expr }} as varchar)), 1, 10) end)
+        nullif({{ trim_chars(regexp_replace_all(normalised_expr, '[^a-z0-9.+]+', '-'), '-') }}, ''),
+        case when nullif(trim(cast({{ raw_expr }} as string)), '') is null then 'unknown'
+             else 'raw-' || substr({{ md5_hex('cast(' ~ raw_expr ~ ' as string)') }}, 1, 10) end)
 {%- endmacro %}
 
 

@@ -9,6 +9,10 @@
   The cdf values are dyadic rationals, never equal to 0.025, so float rounding cannot flip a k.
 -#}
 {% macro order_statistic_ci_k(sizes_relation, n_column='n') -%}
+    {{ return(adapter.dispatch('order_statistic_ci_k')(sizes_relation, n_column)) }}
+{%- endmacro %}
+
+{% macro default__order_statistic_ci_k(sizes_relation, n_column) -%}
     select
         n,
         max(case when cdf <= 0.025 then i + 1 end) as k
@@ -20,6 +24,30 @@
                 over (partition by n order by i rows between unbounded preceding and current row) as cdf
         from (
             select n, unnest(range(0, n // 2 + 1)) as i
+            from (select distinct cast({{ n_column }} as bigint) as n from {{ sizes_relation }} where {{ n_column }} >= 1)
+        )
+    )
+    group by n
+{%- endmacro %}
+
+
+{#- Spark has no lgamma: ln(m!) is the sum of ln(1..m) (same dyadic cdf, other rounding). -#}
+{% macro spark__order_statistic_ci_k(sizes_relation, n_column) -%}
+    select
+        n,
+        max(case when cdf <= 0.025 then i + 1 end) as k
+    from (
+        select
+            n,
+            i,
+            sum(exp(
+                aggregate(sequence(1, greatest(n, 1)), 0D, (acc, j) -> acc + ln(j))
+                - aggregate(sequence(1, greatest(i, 1)), 0D, (acc, j) -> acc + ln(j))
+                - aggregate(sequence(1, greatest(n - i, 1)), 0D, (acc, j) -> acc + ln(j))
+                - n * ln(2)
+            )) over (partition by n order by i rows between unbounded preceding and current row) as cdf
+        from (
+            select n, explode(sequence(0, n div 2)) as i
             from (select distinct cast({{ n_column }} as bigint) as n from {{ sizes_relation }} where {{ n_column }} >= 1)
         )
     )

@@ -42,7 +42,7 @@ select
     cast(summary.rank_worst as integer) as rank_worst,
     cast(summary.rank_of as integer) as rank_of,
     case
-        when summary.rank_best = summary.rank_worst then cast(summary.rank_best as varchar)
+        when summary.rank_best = summary.rank_worst then cast(summary.rank_best as string)
         else summary.rank_best || '-' || summary.rank_worst
     end || ' of ' || summary.rank_of as rank_label,
     cast(tokens.prompt_tokens as bigint) as prompt_tokens,

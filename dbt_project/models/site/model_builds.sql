@@ -24,10 +24,10 @@ pair_speeds as (
 speeds as (
     select
         build_id,
-        string_agg(distinct engine, ', ' order by engine) as engines,
+        {{ string_agg_distinct("engine", ", ") }} as engines,
         max(gen_tps_median) as best_gen_tps,
-        arg_max(engine, gen_tps_median) as best_engine,
-        arg_max(hardware_id, gen_tps_median) as best_hardware_id,
+        {{ arg_max("engine", "gen_tps_median") }} as best_engine,
+        {{ arg_max("hardware_id", "gen_tps_median") }} as best_hardware_id,
         count(distinct machine_id) as n_machines
     from pair_speeds
     group by build_id

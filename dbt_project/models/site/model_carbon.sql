@@ -17,7 +17,7 @@ per_row as (
         any_value(hardware_id) as hardware_id,
         median(j_per_token) as j_per_token,
         max(grid_year) as grid_year,
-        arg_max(gco2_per_kwh, grid_year) as gco2_per_kwh,
+        {{ arg_max("gco2_per_kwh", "grid_year") }} as gco2_per_kwh,
         any_value(grid_basis) as grid_basis,
         case
             when bool_and(method = 'sensor') then 'sensor'

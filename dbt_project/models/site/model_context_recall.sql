@@ -9,11 +9,10 @@ with recall as (
 ),
 
 latest_runs as (
-    select distinct build_id, machine_id, source, source_run_id, measured_at
-    from recall
-    qualify row_number() over (
-            partition by build_id, machine_id order by measured_at desc, source_run_id desc
-        ) = 1
+    {% call keep_first('build_id, machine_id', 'measured_at desc, source_run_id desc') -%}
+        select build_id, machine_id, source, source_run_id, measured_at
+        from recall
+    {%- endcall %}
 )
 
 select

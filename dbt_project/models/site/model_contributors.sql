@@ -10,8 +10,8 @@ select
     runs.contributor,
     cast(count(*) as bigint) as n_runs,
     cast(count(distinct runs.machine_id) as bigint) as n_machines,
-    string_agg(distinct runs.keyid, ', ' order by runs.keyid) as keyids,
-    string_agg(distinct machine.machine_kind, ', ' order by machine.machine_kind) as machine_kinds,
+    {{ string_agg_distinct("runs.keyid", ", ") }} as keyids,
+    {{ string_agg_distinct("machine.machine_kind", ", ") }} as machine_kinds,
     cast(count(distinct runs.build_id) as bigint) as n_builds,
     max(runs.measured_at) as last_measured_at
 from runs

@@ -19,13 +19,11 @@ memory as (
 ),
 
 fitting as (
-    select popular.hardware_id, memory.*
-    from popular
-    inner join memory on memory.estimated_bytes <= popular.memory_bytes
-    qualify row_number() over (
-            partition by popular.hardware_id, memory.model_id
-            order by memory.weights_bytes desc, memory.build_id asc
-        ) = 1
+    {% call keep_first('hardware_id, model_id', 'weights_bytes desc, build_id asc') -%}
+        select popular.hardware_id, memory.*
+        from popular
+        inner join memory on memory.estimated_bytes <= popular.memory_bytes
+    {%- endcall %}
 ),
 
 pairs as (
@@ -47,19 +45,17 @@ measured_pairs as (
     group by hardware_id, build_id, coalesce(engine, 'unknown')
 ),
 
+-- the fastest engine measured on the pair
 measured as (
-    -- the fastest engine measured on the pair
-    select *
-    from measured_pairs
-    qualify row_number() over (partition by hardware_id, build_id order by gen_tps_median desc, engine asc) = 1
+    {% call keep_first('hardware_id, build_id', 'gen_tps_median desc, engine asc') -%}
+        select * from measured_pairs
+    {%- endcall %}
 ),
 
 expected as (
-    select *
-    from {{ ref('fct_expected_speed') }}
-    qualify row_number() over (
-            partition by hardware_id, build_id order by fit_n desc, fit_mdape_pct asc nulls last, engine asc
-        ) = 1
+    {% call keep_first('hardware_id, build_id', 'fit_n desc, fit_mdape_pct asc nulls last, engine asc') -%}
+        select * from {{ ref('fct_expected_speed') }}
+    {%- endcall %}
 )
 
 select

@@ -48,15 +48,21 @@ sized as (
 ),
 
 counted as (
-    select sized.*, cast(ceil(held_bytes * 1.2) as bigint) as needed_bytes
-    from sized
-    where held_bytes > 0
-    qualify is_measured or not bool_or(is_measured) over (partition by model_id)
+    select model_id, build_id, is_measured, held_bytes, needed_bytes
+    from (
+        select
+            sized.*,
+            cast(ceil(held_bytes * 1.2) as bigint) as needed_bytes,
+            bool_or(is_measured) over (partition by model_id) as has_measured_build
+        from sized
+        where held_bytes > 0
+    ) as sized_builds
+    where is_measured or not has_measured_build
 ),
 
 smallest as (
     select
-        model_id, (list(build_id order by needed_bytes, build_id))[1] as smallest_build_id,
+        model_id, {{ first_by('build_id', ['needed_bytes', 'build_id']) }} as smallest_build_id,
         min(needed_bytes) as smallest_needed_bytes, count(*) as builds_total
     from counted
     group by model_id

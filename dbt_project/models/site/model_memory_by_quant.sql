@@ -8,20 +8,18 @@ with memory as (
 ),
 
 peaks as (
-    select
-        build_id,
-        context_tokens as measured_peak_context_tokens,
-        measured_peak_bytes,
-        n_measured_peaks,
-        estimated_bytes as estimated_at_peak_context_bytes,
-        estimate_error_pct
-    from memory
-    where n_measured_peaks > 0
-    qualify row_number() over (
-            partition by build_id
-            order by
-                n_measured_peaks desc, abs(context_tokens - {{ var('default_context_tokens') }}), context_tokens asc
-        ) = 1
+    {% call keep_first('build_id', 'n_measured_peaks desc, abs(measured_peak_context_tokens - '
+        ~ var('default_context_tokens') ~ '), measured_peak_context_tokens asc') -%}
+        select
+            build_id,
+            context_tokens as measured_peak_context_tokens,
+            measured_peak_bytes,
+            n_measured_peaks,
+            estimated_bytes as estimated_at_peak_context_bytes,
+            estimate_error_pct
+        from memory
+        where n_measured_peaks > 0
+    {%- endcall %}
 )
 
 select

@@ -37,12 +37,9 @@ rows as (
         median(measurements.prompt_tps) as prompt_tps_median,
         count(distinct measurements.source || '|' || measurements.source_run_id) as n_runs,
         count(*) as n_samples,
-        string_agg(distinct measurements.source, ', ' order by measurements.source) as sources,
-        string_agg(distinct measurements.test_name, ', ' order by measurements.test_name) as test_names,
-        string_agg(
-            distinct measurements.source || ':' || measurements.source_run_id, ', '
-            order by measurements.source || ':' || measurements.source_run_id
-        ) as run_ids,
+        {{ string_agg_distinct("measurements.source", ", ") }} as sources,
+        {{ string_agg_distinct("measurements.test_name", ", ") }} as test_names,
+        {{ string_agg_distinct("measurements.source || ':' || measurements.source_run_id", ", ") }} as run_ids,
         max(measurements.measured_at) as last_measured_at
     from measurements
     left join {{ ref('dim_hardware') }} as hardware on hardware.hardware_id = measurements.hardware_id

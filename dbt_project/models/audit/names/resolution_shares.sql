@@ -13,7 +13,7 @@ with runs as (
 )
 
 select
-    cast(source as varchar) as source,
+    cast(source as string) as source,
     cast(count(*) as bigint) as n_runs,
     cast(avg(case when hardware_resolved then 1.0 else 0.0 end) as double) as hardware_resolved_share,
     cast(avg(case when model_resolved then 1.0 else 0.0 end) as double) as model_resolved_share

@@ -69,7 +69,7 @@ openrouter_unresolved as (
 catalogue_openrouter_ids_unlisted as (
     select
         'model_catalogue' as source, 'openrouter_id' as kind, c.openrouter_id as raw_name,
-        cast(null as varchar) as normalised_key, 0 as occurrences
+        cast(null as string) as normalised_key, 0 as occurrences
     from {{ ref('model_catalogue') }} as c
     where c.openrouter_id is not null
         and c.openrouter_id not in (select openrouter_id from {{ ref('stg_openrouter__models') }})
@@ -103,8 +103,8 @@ closest as (
     select
         u.kind,
         u.normalised_key,
-        arg_max(c.entry_id, jaro_winkler_similarity(u.normalised_key, c.entry_key)) as closest_match,
-        max(jaro_winkler_similarity(u.normalised_key, c.entry_key)) as closest_similarity
+        {{ arg_max("c.entry_id", name_similarity("u.normalised_key", "c.entry_key")) }} as closest_match,
+        max({{ name_similarity("u.normalised_key", "c.entry_key") }}) as closest_similarity
     from (
         select distinct kind, normalised_key from unresolved
         where normalised_key is not null

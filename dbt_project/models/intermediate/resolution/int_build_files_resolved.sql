@@ -33,19 +33,19 @@ listed_files as (
     inner join catalogue_repos as r on lower(b.repo) = lower(r.repo)
 ),
 
+-- per model and file name the first listed repository that holds it
+first_listed_files as (
+    {% call keep_first('model_id, file_name', 'repo_position, repo') -%}
+        select model_id, file_name, repo, repo_position from listed_files
+    {%- endcall %}
+),
+
 resolved as (
     select
         o.*,
         m.model_id,
         q.quant,
-        coalesce(
-            lower(o.model_repo),
-            (
-                select l.repo from listed_files as l
-                where l.model_id = m.model_id and l.file_name = o.model_file_name
-                order by l.repo_position, l.repo limit 1
-            )
-        ) as repo
+        coalesce(lower(o.model_repo), l.repo) as repo
     from observed as o
     left join models as m
         on o.raw_model_name is not distinct from m.raw_model_name
@@ -53,6 +53,8 @@ resolved as (
     left join quants as q
         on o.raw_quant is not distinct from q.raw_quant
         and o.model_file_name is not distinct from q.model_file_name
+    left join first_listed_files as l
+        on l.model_id = m.model_id and l.file_name = o.model_file_name
 )
 
 select

@@ -101,7 +101,7 @@ binned as (
         cast(nullif(regexp_extract(resolved.raw_hardware_name, '\+\s*([0-9]+)\s*GPU\b', 1), '') as integer)
             as gpu_cores,
         catalogue.vendor = 'Apple' and catalogue.kind = 'soc'
-        and not regexp_matches(resolved.catalogue_hardware_id, '-[0-9]+c$') as is_unbinned_apple_chip
+        and not {{ regexp_matches("resolved.catalogue_hardware_id", "-[0-9]+c$") }} as is_unbinned_apple_chip
     from resolved
     left join catalogue on catalogue.hardware_id = resolved.catalogue_hardware_id
 )

@@ -15,8 +15,9 @@ with named as (
 ),
 
 infos as (
-    select * from {{ ref('stg_huggingface__model_infos') }}
-    qualify row_number() over (partition by lower(repo) order by fetched_at desc, raw_sha256 asc) = 1
+    {% call keep_first('lower(repo)', 'fetched_at desc, raw_sha256 asc') -%}
+        select * from {{ ref('stg_huggingface__model_infos') }}
+    {%- endcall %}
 ),
 
 shapes as (
@@ -43,7 +44,7 @@ packaged as (
         case
             when r.repo is null then null
             when coalesce(r.base_model_relation, '') = 'quantized' or r.gguf_params is not null
-                or list_contains(string_split(lower(coalesce(r.tags, '')), ';'), 'gguf')
+                or {{ list_contains(string_split("lower(coalesce(r.tags, ''))", ';'), "'gguf'") }}
                 then coalesce(r.base_model, r.repo)
             else r.repo
         end as model_repo,
@@ -81,7 +82,7 @@ resolved as (
                 -- the repo name, unless a catalogue id or another owner's model already has it
                 -- (a re-upload of Qwen3-4B is not the catalogue's qwen3-4b): then owner--name
                 when lower(split_part(w.model_repo, '/', 2)) in (select model_id from {{ ref('model_catalogue') }})
-                    or count(distinct lower(w.model_repo)) over (partition by lower(split_part(w.model_repo, '/', 2)))
+                    or {{ count_distinct_over('lower(w.model_repo)', "lower(split_part(w.model_repo, '/', 2))") }}
                     > 1
                     then lower(replace(w.model_repo, '/', '--'))
                 else lower(split_part(w.model_repo, '/', 2))

@@ -28,9 +28,10 @@ candidate_names as (
     select model_id, hf_base_repo, 4 from catalogue
     where hf_base_repo is not null
     union all
-    select model_id, trim(unnest(string_split(hf_gguf_repos, ';'))), 5
+    select catalogue.model_id, trim(_split.repo), 5
     from catalogue
-    where hf_gguf_repos is not null
+    {{ lateral_split('catalogue', 'hf_gguf_repos', ';', 'repo', 'repo_position') }}
+    where catalogue.hf_gguf_repos is not null
     union all
     select model_id, openrouter_id, 6 from catalogue
     where openrouter_id is not null
@@ -90,7 +91,7 @@ best as (
 
 -- the model of the repository the name/file was named with (the most runs' when several)
 hub as (
-    select n.raw_model_name, n.model_file_name, arg_max(h.model_id, n.n_runs) as model_id
+    select n.raw_model_name, n.model_file_name, {{ arg_max("h.model_id", "n.n_runs") }} as model_id
     from {{ ref('int_hub_repos_named') }} as n
     inner join {{ ref('int_hub_models_resolved') }} as h on h.repo = n.repo
     group by all

@@ -17,7 +17,7 @@ ranked as (
 ),
 
 final as (
-    select * exclude (landing_rank)
+    select {{ star_except(['landing_rank']) }}
     from ranked
     where landing_rank = 1
 )

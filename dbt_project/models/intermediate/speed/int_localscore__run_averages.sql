@@ -2,12 +2,13 @@
 -- as "LocalScore avg", which is not the median of the run's tests.
 select
     'localscore' as source,
-    cast(run_id as varchar) as source_run_id,
+    cast(run_id as string) as source_run_id,
     avg_gen_tps,
     avg_prompt_tps,
     avg_ttft_ms,
     performance_score
-from {{ ref('stg_localscore__runs') }}
-qualify row_number() over (
-        partition by run_id order by fetched_at desc, raw_sha256 desc, record_index desc
-    ) = 1
+from (
+    {% call keep_first('run_id', 'fetched_at desc, raw_sha256 desc, record_index desc') -%}
+        select * from {{ ref('stg_localscore__runs') }}
+    {%- endcall %}
+) as latest

@@ -3,19 +3,15 @@
 -- the latest landing of each run and of each (run, test) is kept. Runs whose result page has
 -- not landed yet have no tests, hence no samples.
 with runs as (
-    select *
-    from {{ ref('stg_localscore__runs') }}
-    qualify row_number() over (
-            partition by run_id order by fetched_at desc, raw_sha256 desc, record_index desc
-        ) = 1
+    {% call keep_first('run_id', 'fetched_at desc, raw_sha256 desc, record_index desc') -%}
+        select * from {{ ref('stg_localscore__runs') }}
+    {%- endcall %}
 ),
 
 tests as (
-    select *
-    from {{ ref('stg_localscore__tests') }}
-    qualify row_number() over (
-            partition by run_id, test_name order by fetched_at desc, raw_sha256 desc, record_index desc
-        ) = 1
+    {% call keep_first('run_id, test_name', 'fetched_at desc, raw_sha256 desc, record_index desc') -%}
+        select * from {{ ref('stg_localscore__tests') }}
+    {%- endcall %}
 ),
 
 joined as (
@@ -55,13 +51,13 @@ joined as (
 
 select
     'localscore' as source,
-    cast(run_id as varchar) as source_run_id,
+    cast(run_id as string) as source_run_id,
     cast(row_number() over (partition by run_id order by test_index, test_name) - 1 as integer) as sample_index,
     accelerator_name as raw_hardware_name,
     accelerator_memory_gb as hardware_memory_gb,
     model_name as raw_model_name,
     model_quant as raw_quant,
-    cast(null as varchar) as model_file_name,
+    cast(null as string) as model_file_name,
     runtime_name as engine,
     runtime_version as engine_version,
     test_name,
@@ -80,20 +76,20 @@ select
     power_w * avg_time_ms / 1000.0 as energy_j,
     case when power_w is not null then 'sensor' end as power_method,
     cast(vram_used_mb * 1048576 as bigint) as peak_memory_bytes,
-    cast(null as varchar) as country,
+    cast(null as string) as country,
     created_at as measured_at,
     'source' as trust,
     true as is_countable,  -- source trust counts (stg_runs__runs.is_countable)
     false as is_duplicate,
-    cast(null as varchar) as model_repo,
+    cast(null as string) as model_repo,
     cast(null as bigint) as model_file_size_bytes,
-    cast(null as varchar) as model_sha256,
+    cast(null as string) as model_sha256,
     1 as gpu_count,
     cpu_name,
     ram_gb,
     os_name as os,
-    cast(null as varchar) as keyid,
-    cast(null as varchar) as contributor,
-    cast(null as varchar) as protocol_sampling,
+    cast(null as string) as keyid,
+    cast(null as string) as contributor,
+    cast(null as string) as protocol_sampling,
     cast(null as integer) as protocol_repetitions
 from joined

@@ -14,17 +14,17 @@
     'model_repo', 'model_file_size_bytes', 'model_sha256', 'gpu_count', 'cpu_name', 'ram_gb', 'os',
     'keyid', 'contributor', 'protocol_sampling', 'protocol_repetitions'] %}
 {%- set types = {
-    'source': 'varchar', 'source_run_id': 'varchar', 'sample_index': 'integer',
-    'raw_hardware_name': 'varchar', 'hardware_memory_gb': 'double', 'raw_model_name': 'varchar',
-    'raw_quant': 'varchar', 'model_file_name': 'varchar', 'engine': 'varchar',
-    'engine_version': 'varchar', 'test_name': 'varchar', 'n_prompt': 'bigint', 'n_gen': 'bigint',
+    'source': 'string', 'source_run_id': 'string', 'sample_index': 'integer',
+    'raw_hardware_name': 'string', 'hardware_memory_gb': 'double', 'raw_model_name': 'string',
+    'raw_quant': 'string', 'model_file_name': 'string', 'engine': 'string',
+    'engine_version': 'string', 'test_name': 'string', 'n_prompt': 'bigint', 'n_gen': 'bigint',
     'gen_tps': 'double', 'prompt_tps': 'double', 'ttft_ms': 'double', 'turn_time_ms': 'double',
     'is_turn_time_derived': 'boolean', 'power_w': 'double', 'energy_j': 'double',
-    'power_method': 'varchar', 'peak_memory_bytes': 'bigint', 'country': 'varchar',
-    'measured_at': 'timestamp', 'trust': 'varchar', 'is_countable': 'boolean', 'is_duplicate': 'boolean',
-    'model_repo': 'varchar', 'model_file_size_bytes': 'bigint', 'model_sha256': 'varchar',
-    'gpu_count': 'integer', 'cpu_name': 'varchar', 'ram_gb': 'double', 'os': 'varchar',
-    'keyid': 'varchar', 'contributor': 'varchar', 'protocol_sampling': 'varchar',
+    'power_method': 'string', 'peak_memory_bytes': 'bigint', 'country': 'string',
+    'measured_at': 'timestamp', 'trust': 'string', 'is_countable': 'boolean', 'is_duplicate': 'boolean',
+    'model_repo': 'string', 'model_file_size_bytes': 'bigint', 'model_sha256': 'string',
+    'gpu_count': 'integer', 'cpu_name': 'string', 'ram_gb': 'double', 'os': 'string',
+    'keyid': 'string', 'contributor': 'string', 'protocol_sampling': 'string',
     'protocol_repetitions': 'integer'} %}
 
 {% for model_name in speed_sources %}

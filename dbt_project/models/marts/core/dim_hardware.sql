@@ -30,15 +30,15 @@ catalogue as (
 provisional as (
     select
         hardware_id,
-        coalesce(arg_max(raw_hardware_name, n_runs), '(missing)') as name,
-        cast(null as varchar) as vendor,
-        cast(null as varchar) as kind,
+        coalesce({{ arg_max("raw_hardware_name", "n_runs") }}, '(missing)') as name,
+        cast(null as string) as vendor,
+        cast(null as string) as kind,
         max(hardware_memory_gb) as memory_gib,
         cast(null as double) as memory_bandwidth_gbps,
         cast(null as double) as tdp_w,
         cast(null as double) as launch_price_usd,
         false as is_catalogued,
-        cast(null as varchar) as base_hardware_id,
+        cast(null as string) as base_hardware_id,
         cast(null as integer) as gpu_cores
     from {{ ref('int_hardware_names_resolved') }}
     where not is_catalogued

@@ -10,14 +10,14 @@ with catalogue as (
 provisional as (
     select
         model_id,
-        coalesce(arg_max(coalesce(raw_model_name, model_file_name), n_runs), '(missing)') as name,
+        coalesce({{ arg_max("coalesce(raw_model_name, model_file_name)", "n_runs") }}, '(missing)') as name,
         -- the family word the normalised name starts with ("granite4.2 3b" -> granite), for display
-        nullif(regexp_extract(arg_max(normalised_key, n_runs), '^([a-z]+)', 1), '') as family,
+        nullif(regexp_extract({{ arg_max("normalised_key", "n_runs") }}, '^([a-z]+)', 1), '') as family,
         cast(null as double) as params_b,
-        cast(null as varchar) as openrouter_id,
-        cast(null as varchar) as hf_base_repo,
-        cast(null as varchar) as hf_gguf_repos,
-        cast(null as varchar) as ollama_tag,
+        cast(null as string) as openrouter_id,
+        cast(null as string) as hf_base_repo,
+        cast(null as string) as hf_gguf_repos,
+        cast(null as string) as ollama_tag,
         false as is_catalogued
     from {{ ref('int_model_names_resolved') }}
     where not is_catalogued
@@ -30,15 +30,15 @@ hub_models as (
     select
         h.model_id,
         coalesce(
-            arg_max(coalesce(n.raw_model_name, n.model_file_name), n.n_runs),
+            {{ arg_max("coalesce(n.raw_model_name, n.model_file_name)", "n.n_runs") }},
             split_part(any_value(h.model_repo), '/', 2)
         ) as name,
         any_value(h.family) as family,
         any_value(h.params_b) as params_b,
-        cast(null as varchar) as openrouter_id,
+        cast(null as string) as openrouter_id,
         any_value(h.model_repo) as hf_base_repo,
-        string_agg(distinct h.repo, ';' order by h.repo) as hf_gguf_repos,
-        cast(null as varchar) as ollama_tag,
+        {{ string_agg_distinct("h.repo", ";") }} as hf_gguf_repos,
+        cast(null as string) as ollama_tag,
         false as is_catalogued
     from {{ ref('int_hub_models_resolved') }} as h
     left join {{ ref('int_model_names_resolved') }} as n
@@ -64,13 +64,13 @@ hub_facts as (
 provisional_priced as (
     select
         model_id,
-        arg_max(coalesce(model_name, openrouter_id), valid_from) as name,
-        cast(null as varchar) as family,
+        {{ arg_max("coalesce(model_name, openrouter_id)", "valid_from") }} as name,
+        cast(null as string) as family,
         cast(null as double) as params_b,
-        cast(null as varchar) as openrouter_id,
-        cast(null as varchar) as hf_base_repo,
-        cast(null as varchar) as hf_gguf_repos,
-        cast(null as varchar) as ollama_tag,
+        cast(null as string) as openrouter_id,
+        cast(null as string) as hf_base_repo,
+        cast(null as string) as hf_gguf_repos,
+        cast(null as string) as ollama_tag,
         false as is_catalogued
     from {{ ref('fct_api_prices') }}
     where not is_model_in_catalogue
@@ -98,18 +98,18 @@ derived_from as (
     from (
         select
             model_id,
-            trim(regexp_replace(
-                arg_max(normalised_key, n_runs),
-                '\b(abliterated|uncensored|heretic|merged?|finetuned?|fine tuned?|lora|dpo|orpo)\b', ' ', 'g'
-            ))
+            trim({{ regexp_replace_all(
+                arg_max("normalised_key", "n_runs"),
+                "\\b(abliterated|uncensored|heretic|merged?|finetuned?|fine tuned?|lora|dpo|orpo)\\b", " "
+            ) }})
                 as stripped_key,
-            arg_max(normalised_key, n_runs) as normalised_key
+            {{ arg_max("normalised_key", "n_runs") }} as normalised_key
         from {{ ref('int_model_names_resolved') }}
         where not is_catalogued
         group by model_id
     ) as p
     inner join {{ ref('model_catalogue') }} as c
-        on regexp_replace(p.stripped_key, '\s+', ' ', 'g') in (
+        on {{ regexp_replace_all("p.stripped_key", "\\s+", " ") }} in (
             {{ normalise_model_name('c.name') }}, {{ normalise_model_name('c.model_id') }}
         )
     where p.stripped_key <> p.normalised_key

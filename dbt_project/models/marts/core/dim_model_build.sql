@@ -15,6 +15,7 @@ quant_names as (
 
 -- complete GGUF builds of the repositories the catalogue lists (Hugging Face source)
 listed as (
+    {% call keep_first('repo, file_name', 'repo_position, model_id') -%}
     select
         r.model_id,
         coalesce(q.quant, upper(b.quant)) as quant,
@@ -26,14 +27,14 @@ listed as (
     inner join catalogue_repos as r on lower(b.repo) = lower(r.repo)
     left join quant_names as q on upper(b.quant) = q.quant_key
     where b.quant is not null and b.is_complete
-    -- a repository the catalogue lists under two models belongs to the first
-    qualify row_number() over (partition by lower(b.repo), b.file_name order by r.repo_position, r.model_id) = 1
+    {%- endcall %}
+    -- a repository the catalogue lists under two models belongs to the first (keep_first above)
 ),
 
 listed_builds as (
     select
         model_id || '@' || quant || '@' || repo || '/' || file_name as build_id,
-        model_id, quant, repo, file_name, file_size_bytes, cast(null as varchar) as sha256
+        model_id, quant, repo, file_name, file_size_bytes, cast(null as string) as sha256
     from listed
 ),
 
@@ -55,8 +56,11 @@ measured_builds as (
 -- catalogued repository's file of that quant weighs, so memory and expected speed still apply
 representative_sizes as (
     select model_id, quant, file_size_bytes
-    from listed
-    qualify row_number() over (partition by model_id, quant order by repo_position, repo, file_name) = 1
+    from (
+        {% call keep_first('model_id, quant', 'repo_position, repo, file_name') -%}
+            select * from listed
+        {%- endcall %}
+    ) as first_listed
 ),
 
 builds as (

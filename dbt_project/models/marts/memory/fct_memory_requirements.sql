@@ -17,21 +17,21 @@ cards as (
         and coalesce(base_hardware_id, hardware_id) = hardware_id  -- not the Apple GPU-core variants
 ),
 
+-- per build and context the least memory; among equals the cheapest card with a price, then by id
 smallest_cards as (
-    select
-        estimates.build_id,
-        estimates.context_tokens,
-        cards.hardware_id,
-        cards.name,
-        cards.memory_bytes
-    from estimates
-    inner join cards
-        on cards.memory_bytes >= estimates.estimated_bytes
-    qualify row_number() over (
-            partition by estimates.build_id, estimates.context_tokens
-            -- the least memory; among equals the cheapest card with a price, then by id
-            order by cards.memory_bytes, cards.launch_price_usd nulls last, cards.hardware_id
-        ) = 1
+    {% call keep_first('build_id, context_tokens', 'memory_bytes, launch_price_usd nulls last, hardware_id',
+        drop=['launch_price_usd']) -%}
+        select
+            estimates.build_id,
+            estimates.context_tokens,
+            cards.hardware_id,
+            cards.name,
+            cards.memory_bytes,
+            cards.launch_price_usd
+        from estimates
+        inner join cards
+            on cards.memory_bytes >= estimates.estimated_bytes
+    {%- endcall %}
 ),
 
 run_peaks as (
@@ -50,17 +50,15 @@ run_peaks as (
     group by build_id, source, source_run_id
 ),
 
+-- each run is compared with the smallest tabulated context that holds its tokens
 run_contexts as (
-    -- each run is compared with the smallest tabulated context that holds its tokens
-    select run_peaks.*, estimates.context_tokens
-    from run_peaks
-    inner join estimates
-        on estimates.build_id = run_peaks.build_id
-        and estimates.context_tokens >= run_peaks.tokens_held
-    qualify row_number() over (
-            partition by run_peaks.build_id, run_peaks.source, run_peaks.source_run_id
-            order by estimates.context_tokens
-        ) = 1
+    {% call keep_first('build_id, source, source_run_id', 'context_tokens') -%}
+        select run_peaks.*, estimates.context_tokens
+        from run_peaks
+        inner join estimates
+            on estimates.build_id = run_peaks.build_id
+            and estimates.context_tokens >= run_peaks.tokens_held
+    {%- endcall %}
 ),
 
 peaks as (

@@ -96,7 +96,7 @@ ranges as (
         max(observed_at) as last_seen_at,
         max(observation_seq) as last_observation_seq,
         count(*) as n_observations,
-        arg_max(model_name, observation_seq) as model_name,
+        {{ arg_max("model_name", "observation_seq") }} as model_name,
         bool_or(is_free_variant) as is_free_variant,
         -- constant within a range by construction
         min(prompt_usd_per_mtok) as prompt_usd_per_mtok,

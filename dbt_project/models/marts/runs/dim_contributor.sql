@@ -8,7 +8,7 @@ with runs as (
 final as (
     select
         keyid,
-        arg_max(contributor, landed_from_fetched_at) as contributor_name
+        {{ arg_max("contributor", "landed_from_fetched_at") }} as contributor_name
     from runs
     where trust = 'signed' and keyid is not null
     group by keyid

@@ -10,12 +10,9 @@ with samples as (
 ),
 
 one_per_sample as (
-    select *
-    from samples
-    qualify row_number() over (
-            partition by source, source_run_id, sample_index
-            order by measured_at, test_name, gen_tps, prompt_tps, ttft_ms
-        ) = 1
+    {% call keep_first('source, source_run_id, sample_index', 'measured_at, test_name, gen_tps, prompt_tps, ttft_ms') -%}
+        select * from samples
+    {%- endcall %}
 ),
 
 runs as (
@@ -51,7 +48,7 @@ resubmissions as (
 )
 
 select
-    md5(s.source || '|' || s.source_run_id || '|' || s.sample_index) as measurement_id,
+    {{ md5_hex("s.source || '|' || s.source_run_id || '|' || s.sample_index") }} as measurement_id,
     s.source,
     s.source_run_id,
     s.sample_index,

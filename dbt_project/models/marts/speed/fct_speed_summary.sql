@@ -32,7 +32,7 @@ groups as (
         count(distinct source || '|' || source_run_id) as n_runs,
         count(*) as n_samples,
         count(gen_tps) as n_gen_samples,
-        list(gen_tps order by gen_tps) filter (where gen_tps is not null) as sorted_gen_tps,
+        {{ sorted_list('gen_tps') }} as sorted_gen_tps,
         median(gen_tps) as gen_tps_median,
         median(prompt_tps) as prompt_tps_median,
         median(ttft_ms) as ttft_ms_median,
@@ -47,14 +47,14 @@ order_statistic_k as (
 
 summary as (
     select
-        g.* exclude (sorted_gen_tps),
+        {{ star_except(['sorted_gen_tps'], 'g.') }},
         case when g.n_gen_samples = 0 then null
-            when k.k is null then g.sorted_gen_tps[1]
-            else g.sorted_gen_tps[k.k]
+            when k.k is null then {{ list_at('g.sorted_gen_tps', '1') }}
+            else {{ list_at('g.sorted_gen_tps', 'k.k') }}
         end as gen_tps_ci_low,
         case when g.n_gen_samples = 0 then null
-            when k.k is null then g.sorted_gen_tps[g.n_gen_samples]
-            else g.sorted_gen_tps[g.n_gen_samples - k.k + 1]
+            when k.k is null then {{ list_at('g.sorted_gen_tps', 'g.n_gen_samples') }}
+            else {{ list_at('g.sorted_gen_tps', 'g.n_gen_samples - k.k + 1') }}
         end as gen_tps_ci_high,
         case when g.n_gen_samples = 0 then null
             when k.k is null then 'min_max'

@@ -4,11 +4,11 @@ with source as (
 
 renamed as (
     select
-        cast(source as varchar) as source,
-        cast(source_run_id as varchar) as source_run_id,
-        cast(capability as varchar) as capability,
+        cast(source as string) as source,
+        cast(source_run_id as string) as source_run_id,
+        cast(capability as string) as capability,
         cast(has_passed as boolean) as has_passed,
-        cast(_raw_sha256 as varchar) as raw_sha256,
+        cast(_raw_sha256 as string) as raw_sha256,
         cast(_fetched_at as timestamp) as landed_from_fetched_at
     from source
 )

@@ -4,9 +4,9 @@ with source as (
 
 renamed as (
     select
-        cast(source as varchar) as source,
-        cast(source_run_id as varchar) as source_run_id,
-        cast(test_name as varchar) as test_name,
+        cast(source as string) as source,
+        cast(source_run_id as string) as source_run_id,
+        cast(test_name as string) as test_name,
         cast(test_index as integer) as test_index,
         cast(sample_index as integer) as repetition_index,
         cast(n_prompt as bigint) as n_prompt,
@@ -21,8 +21,8 @@ renamed as (
         cast(energy_j as double) as energy_j,
         cast(peak_memory_bytes as bigint) as peak_memory_bytes,
         cast(measured_at as timestamp) as measured_at,
-        cast(test_key as varchar) as test_key,
-        cast(_raw_sha256 as varchar) as raw_sha256,
+        cast(test_key as string) as test_key,
+        cast(_raw_sha256 as string) as raw_sha256,
         cast(_fetched_at as timestamp) as landed_from_fetched_at,
         cast(_record_index as bigint) as record_index
     from source

@@ -37,6 +37,10 @@ candidates as (
         or (models.openrouter_id is null and prices.model_id = pairs.model_id)
 )
 
+-- per pair a range valid at the measurement first (the cheapest paid id), else the earliest later one
+{% call keep_first('hardware_id, build_id, engine',
+    'is_valid_at_measurement desc, case when is_valid_at_measurement then completion_usd_per_mtok end, '
+    ~ 'valid_from asc, completion_usd_per_mtok asc, openrouter_id asc') -%}
 select
     hardware_id,
     build_id,
@@ -47,13 +51,4 @@ select
     is_valid_at_measurement
 from candidates
 where is_valid_at_measurement or is_later
-qualify row_number() over (
-        partition by hardware_id, build_id, engine
-        -- a range valid at the measurement first (the cheapest paid id), else the earliest later one
-        order by
-            is_valid_at_measurement desc,
-            case when is_valid_at_measurement then completion_usd_per_mtok end,
-            valid_from asc,
-            completion_usd_per_mtok asc,
-            openrouter_id asc
-    ) = 1
+{%- endcall %}

@@ -4,6 +4,9 @@
 -- The leave-one-out median is read from the engine's sorted efficiencies (O(n log n), no self
 -- join): without the value at position p, the k-th remaining value is sorted[k] for k < p and
 -- sorted[k + 1] otherwise.
+{#- n // 2 and (n - 1) // 2: the middle positions -#}
+{%- set half_n = int_div('ranked.n', 2) -%}
+{%- set half_m = int_div('ranked.n - 1', 2) %}
 with pairs as (
     select * from {{ ref('drv_expected_speed_pairs_measured') }}
 ),
@@ -17,7 +20,8 @@ ranked as (
 ),
 
 sorted as (
-    select engine, list(efficiency order by efficiency, hardware_id, build_id) as efficiencies
+    -- the values alone sorted: ties are equal values, so the id tie-breakers do not change the list
+    select engine, {{ sorted_list('efficiency') }} as efficiencies
     from pairs
     group by engine
 ),
@@ -31,18 +35,18 @@ held_out as (
         case
             when (ranked.n - 1) % 2 = 1
                 then
-                    case when (ranked.n) // 2 < ranked.position
-                            then sorted.efficiencies[(ranked.n) // 2]
-                        else sorted.efficiencies[(ranked.n) // 2 + 1]
+                    case when {{ half_n }} < ranked.position
+                            then {{ list_at('sorted.efficiencies', half_n) }}
+                        else {{ list_at('sorted.efficiencies', half_n ~ ' + 1') }}
                     end
             else (
-                case when (ranked.n - 1) // 2 < ranked.position
-                        then sorted.efficiencies[(ranked.n - 1) // 2]
-                    else sorted.efficiencies[(ranked.n - 1) // 2 + 1]
+                case when {{ half_m }} < ranked.position
+                        then {{ list_at('sorted.efficiencies', half_m) }}
+                    else {{ list_at('sorted.efficiencies', half_m ~ ' + 1') }}
                 end
-                + case when (ranked.n - 1) // 2 + 1 < ranked.position
-                        then sorted.efficiencies[(ranked.n - 1) // 2 + 1]
-                    else sorted.efficiencies[(ranked.n - 1) // 2 + 2]
+                + case when {{ half_m }} + 1 < ranked.position
+                        then {{ list_at('sorted.efficiencies', half_m ~ ' + 1') }}
+                    else {{ list_at('sorted.efficiencies', half_m ~ ' + 2') }}
                 end
             ) / 2
         end as held_out_efficiency

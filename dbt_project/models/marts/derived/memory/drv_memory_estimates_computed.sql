@@ -11,7 +11,13 @@ with builds as (
 ),
 
 contexts as (
-    select unnest([{{ (contexts + [default_context]) | unique | join(', ') }}])::bigint as context_tokens
+    select cast(context_tokens as bigint) as context_tokens
+    from (
+        values
+        {%- for c in (contexts + [default_context]) | unique %}
+            ({{ c }}){{ "," if not loop.last }}
+        {%- endfor %}
+    ) as tabulated (context_tokens)
 ),
 
 sized as (

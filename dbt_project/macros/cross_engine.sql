@@ -1,0 +1,267 @@
+{#-
+  One project, two engines (issue 18): every piece of SQL that DuckDB and Spark spell differently
+  goes through adapter.dispatch here, default__ (DuckDB) and spark__. Engine-neutral SQL stays in
+  the models (group by all, filter (where ...), is not distinct from, median, bool_or, ilike,
+  `string` as the text type: DuckDB reads it as VARCHAR). On Spark the profile sets
+  spark.sql.parser.escapedStringLiterals (regexes keep their backslashes), TIMESTAMP_NTZ as the
+  timestamp type and a UTC session, so the literals and timestamps mean what they mean in DuckDB.
+  BENCHWH_BREAK_MACRO=<name> swaps one macro for a wrong one (tests/test_spark_parity.py).
+-#}
+
+{% macro _broken(name) -%}
+    {{- return(env_var('BENCHWH_BREAK_MACRO', '') == name) -}}
+{%- endmacro %}
+
+{#- regexp_replace of every match; replacement groups written \1 (RE2 style). -#}
+{% macro regexp_replace_all(expr, pattern, replacement) -%}
+    {{ return(adapter.dispatch('regexp_replace_all')(expr, pattern, replacement)) }}
+{%- endmacro %}
+{% macro default__regexp_replace_all(expr, pattern, replacement) -%}
+    regexp_replace({{ expr }}, '{{ pattern }}', '{{ replacement }}', 'g')
+{%- endmacro %}
+{% macro spark__regexp_replace_all(expr, pattern, replacement) -%}
+    {#- Java regexes name groups $1 in replacements; a literal $ is \$ -#}
+    {%- set ns = namespace(java=replacement | replace('$', '\\$')) -%}
+    {%- for i in range(1, 10) -%}{%- set ns.java = ns.java | replace('\\' ~ i, '$' ~ i) -%}{%- endfor -%}
+    regexp_replace({{ expr }}, '{{ pattern }}', '{{ ns.java }}')
+{%- endmacro %}
+
+{#- true when the regex matches anywhere in expr -#}
+{% macro regexp_matches(expr, pattern) -%}
+    {{ return(adapter.dispatch('regexp_matches')(expr, pattern)) }}
+{%- endmacro %}
+{% macro default__regexp_matches(expr, pattern) -%}
+    regexp_matches({{ expr }}, '{{ pattern }}')
+{%- endmacro %}
+{% macro spark__regexp_matches(expr, pattern) -%}
+    ({{ expr }} rlike '{{ pattern }}')
+{%- endmacro %}
+
+{#- the value of expr on the row where by is largest (aggregate) -#}
+{% macro arg_max(expr, by) -%}
+    {{ return(adapter.dispatch('arg_max')(expr, by)) }}
+{%- endmacro %}
+{% macro default__arg_max(expr, by) -%}
+    arg_max({{ expr }}, {{ by }})
+{%- endmacro %}
+{% macro spark__arg_max(expr, by) -%}
+    {%- if _broken('arg_max') -%}min_by({{ expr }}, {{ by }}){%- else -%}max_by({{ expr }}, {{ by }}){%- endif -%}
+{%- endmacro %}
+
+{#- the first value of expr in the order of order_by (aggregate) -#}
+{% macro first_by(expr, order_by) -%}
+    {{ return(adapter.dispatch('first_by')(expr, order_by)) }}
+{%- endmacro %}
+{% macro default__first_by(expr, order_by) -%}
+    (list({{ expr }} order by {{ order_by | join(', ') }}))[1]
+{%- endmacro %}
+{% macro spark__first_by(expr, order_by) -%}
+    min_by({{ expr }}, struct({{ order_by | join(', ') }}))
+{%- endmacro %}
+
+{#- the distinct non-null values of expr, sorted, joined by sep; null when there are none -#}
+{% macro string_agg_distinct(expr, sep) -%}
+    {{ return(adapter.dispatch('string_agg_distinct')(expr, sep)) }}
+{%- endmacro %}
+{% macro default__string_agg_distinct(expr, sep) -%}
+    {%- if _broken('string_agg_distinct') -%}
+        string_agg(distinct {{ expr }}, '{{ sep }}' order by {{ expr }} desc)
+    {%- else -%}
+        string_agg(distinct {{ expr }}, '{{ sep }}' order by {{ expr }})
+    {%- endif -%}
+{%- endmacro %}
+{% macro spark__string_agg_distinct(expr, sep) -%}
+    case when count({{ expr }}) > 0 then array_join(array_sort(collect_set({{ expr }})), '{{ sep }}') end
+{%- endmacro %}
+
+{#- the non-null values of expr as a sorted list (aggregate) -#}
+{% macro sorted_list(expr) -%}
+    {{ return(adapter.dispatch('sorted_list')(expr)) }}
+{%- endmacro %}
+{% macro default__sorted_list(expr) -%}
+    list({{ expr }} order by {{ expr }}) filter (where {{ expr }} is not null)
+{%- endmacro %}
+{% macro spark__sorted_list(expr) -%}
+    case when count({{ expr }}) > 0 then array_sort(collect_list({{ expr }})) end
+{%- endmacro %}
+
+{#- element of a list, 1-based; null out of range -#}
+{% macro list_at(list_expr, index_expr) -%}
+    {{ return(adapter.dispatch('list_at')(list_expr, index_expr)) }}
+{%- endmacro %}
+{% macro default__list_at(list_expr, index_expr) -%}
+    {{ list_expr }}[{{ index_expr }}]
+{%- endmacro %}
+{% macro spark__list_at(list_expr, index_expr) -%}
+    try_element_at({{ list_expr }}, cast({{ index_expr }} as int))
+{%- endmacro %}
+
+{#- integer division (rounds toward minus infinity for the non-negative operands used here) -#}
+{% macro int_div(a, b) -%}
+    {{ return(adapter.dispatch('int_div')(a, b)) }}
+{%- endmacro %}
+{% macro default__int_div(a, b) -%}
+    ({{ a }}) // ({{ b }})
+{%- endmacro %}
+{% macro spark__int_div(a, b) -%}
+    (({{ a }}) div ({{ b }}))
+{%- endmacro %}
+
+{#- split a string on a literal separator into a list -#}
+{% macro string_split(expr, sep) -%}
+    {{ return(adapter.dispatch('string_split')(expr, sep)) }}
+{%- endmacro %}
+{% macro default__string_split(expr, sep) -%}
+    string_split({{ expr }}, '{{ sep }}')
+{%- endmacro %}
+{% macro spark__string_split(expr, sep) -%}
+    split({{ expr }}, '\Q{{ sep }}\E')
+{%- endmacro %}
+
+{% macro list_contains(list_expr, value_expr) -%}
+    {{ return(adapter.dispatch('list_contains')(list_expr, value_expr)) }}
+{%- endmacro %}
+{% macro default__list_contains(list_expr, value_expr) -%}
+    list_contains({{ list_expr }}, {{ value_expr }})
+{%- endmacro %}
+{% macro spark__list_contains(list_expr, value_expr) -%}
+    array_contains({{ list_expr }}, {{ value_expr }})
+{%- endmacro %}
+
+{#- After `from <relation> as <alias>`: one row per element of a separated string column, as
+    _split.<value_name>, with its position _split.<position_name> (read it through split_position:
+    1-based). -#}
+{% macro lateral_split(alias, column, sep, value_name, position_name) -%}
+    {{ return(adapter.dispatch('lateral_split')(alias, column, sep, value_name, position_name)) }}
+{%- endmacro %}
+{% macro default__lateral_split(alias, column, sep, value_name, position_name) -%}
+    cross join lateral (
+        select unnest(string_split({{ alias }}.{{ column }}, '{{ sep }}')) as {{ value_name }},
+            unnest(generate_series(1, len(string_split({{ alias }}.{{ column }}, '{{ sep }}')))) as {{ position_name }}
+    ) as _split
+{%- endmacro %}
+{% macro spark__lateral_split(alias, column, sep, value_name, position_name) -%}
+    lateral view posexplode({{ string_split(alias ~ '.' ~ column, sep) }}) _split as {{ position_name }}, {{ value_name }}
+{%- endmacro %}
+{% macro split_position(position_name) -%}
+    {{ return(adapter.dispatch('split_position')(position_name)) }}
+{%- endmacro %}
+{% macro default__split_position(position_name) -%}
+    {{ position_name }}
+{%- endmacro %}
+{#- posexplode counts from 0 -#}
+{% macro spark__split_position(position_name) -%}
+    ({{ position_name }} + 1)
+{%- endmacro %}
+
+{#- `select {{ star_except([...]) }}`: every column but these -#}
+{% macro star_except(columns, prefix='') -%}
+    {{ return(adapter.dispatch('star_except')(columns, prefix)) }}
+{%- endmacro %}
+{% macro default__star_except(columns, prefix) -%}
+    {{ prefix }}* exclude ({{ columns | join(', ') }})
+{%- endmacro %}
+{% macro spark__star_except(columns, prefix) -%}
+    {{ prefix }}* except ({{ columns | join(', ') }})
+{%- endmacro %}
+
+{#- count of distinct values over a window -#}
+{% macro count_distinct_over(expr, partition_by) -%}
+    {{ return(adapter.dispatch('count_distinct_over')(expr, partition_by)) }}
+{%- endmacro %}
+{% macro default__count_distinct_over(expr, partition_by) -%}
+    count(distinct {{ expr }}) over (partition by {{ partition_by }})
+{%- endmacro %}
+{% macro spark__count_distinct_over(expr, partition_by) -%}
+    size(collect_set({{ expr }}) over (partition by {{ partition_by }}))
+{%- endmacro %}
+
+{#- sum in a fixed order (floating point sums are order dependent; Spark has no ordered sum) -#}
+{% macro ordered_sum(expr, order_by) -%}
+    {{ return(adapter.dispatch('ordered_sum')(expr, order_by)) }}
+{%- endmacro %}
+{% macro default__ordered_sum(expr, order_by) -%}
+    sum({{ expr }} order by {{ order_by }})
+{%- endmacro %}
+{% macro spark__ordered_sum(expr, order_by) -%}
+    sum({{ expr }})
+{%- endmacro %}
+
+{#- an ISO 8601 text with an offset ('...Z') as a naive UTC timestamp -#}
+{% macro utc_timestamp_from_text(expr) -%}
+    {{ return(adapter.dispatch('utc_timestamp_from_text')(expr)) }}
+{%- endmacro %}
+{% macro default__utc_timestamp_from_text(expr) -%}
+    timezone('UTC', cast({{ expr }} as timestamptz))
+{%- endmacro %}
+{% macro spark__utc_timestamp_from_text(expr) -%}
+    cast(cast({{ expr }} as timestamp_ltz) as timestamp_ntz)
+{%- endmacro %}
+
+{#- similarity of two strings in [0, 1] (audit's closest catalogue entry) -#}
+{% macro name_similarity(a, b) -%}
+    {{ return(adapter.dispatch('name_similarity')(a, b)) }}
+{%- endmacro %}
+{% macro default__name_similarity(a, b) -%}
+    jaro_winkler_similarity({{ a }}, {{ b }})
+{%- endmacro %}
+{% macro spark__name_similarity(a, b) -%}
+    {#- Spark has no Jaro-Winkler: normalised Levenshtein (audit only; not in the parity set) -#}
+    (1.0 - levenshtein({{ a }}, {{ b }}) / greatest(length({{ a }}), length({{ b }}), 1))
+{%- endmacro %}
+
+{#- md5 hex digest of a text -#}
+{% macro md5_hex(expr) -%}
+    {{ return(adapter.dispatch('md5_hex')(expr)) }}
+{%- endmacro %}
+{% macro default__md5_hex(expr) -%}
+    md5({{ expr }})
+{%- endmacro %}
+{% macro spark__md5_hex(expr) -%}
+    {%- if _broken('md5_hex') -%}sha1({{ expr }}){%- else -%}md5({{ expr }}){%- endif -%}
+{%- endmacro %}
+
+{#- strip these characters from both ends -#}
+{% macro trim_chars(expr, chars) -%}
+    {{ return(adapter.dispatch('trim_chars')(expr, chars)) }}
+{%- endmacro %}
+{% macro default__trim_chars(expr, chars) -%}
+    trim({{ expr }}, '{{ chars }}')
+{%- endmacro %}
+{% macro spark__trim_chars(expr, chars) -%}
+    btrim({{ expr }}, '{{ chars }}')
+{%- endmacro %}
+
+{#- The rows of the query in the call block that come first in each partition (DuckDB's
+    `qualify row_number() over (...) = 1`; Spark has no qualify). partition_by and order_by name
+    the query's output columns; `drop` lists columns only the ordering needed. Ascending keys get
+    an explicit `nulls last` (DuckDB's default; Spark's is nulls first). -#}
+{% macro keep_first(partition_by, order_by, drop=[]) -%}
+    {%- set keys = [] -%}
+    {%- for key in order_by.split(',') -%}
+        {%- set key = key | trim -%}
+        {%- if 'nulls ' in (key | lower) or (key | lower).endswith(' desc') -%}{%- do keys.append(key) -%}
+        {%- else -%}{%- do keys.append(key ~ ' nulls last') -%}{%- endif -%}
+    {%- endfor -%}
+    select {{ star_except(['_keep_rank'] + drop) }}
+    from (
+        select
+            *,
+            row_number() over (partition by {{ partition_by }} order by {{ keys | join(', ') }}) as _keep_rank
+        from (
+            {{ caller() }}
+        ) as _ranked
+    ) as _kept
+    where _keep_rank = 1
+{%- endmacro %}
+
+{#- the first non-null value of expr in the order of order_by (aggregate) -#}
+{% macro any_value_ordered(expr, order_by) -%}
+    {{ return(adapter.dispatch('any_value_ordered')(expr, order_by)) }}
+{%- endmacro %}
+{% macro default__any_value_ordered(expr, order_by) -%}
+    any_value({{ expr }} order by {{ order_by }})
+{%- endmacro %}
+{% macro spark__any_value_ordered(expr, order_by) -%}
+    min_by({{ expr }}, {{ order_by }}) filter (where {{ expr }} is not null)
+{%- endmacro %}
