@@ -8,7 +8,8 @@ from tests.helpers.paths import SHARED_DATA
 
 
 def pytest_collection_modifyitems(session, config, items) -> None:
-    """Longest files first (tests/durations.json, seconds per file of a whole run), so that under
+    """Longest files first (tests/durations.json, seconds per file of a whole run, written by
+    `python -m tests.helpers.durations RUN.xml`), so that under
     `--dist loadfile --no-loadscope-reorder` no long file starts last and forms the tail. While the
     first file builds the shared offline warehouse, the other workers start on the longest files
     that do not need it. Each file's tests stay together and in their own order."""
