@@ -51,7 +51,7 @@ test-spark: spark manifest
 
 ## Run the test suite.
 test: $(STAMP) browser
-	$(BIN)/python -m pytest -q -n 3 --dist loadfile
+	$(BIN)/python -m pytest -q -n 3 --dist loadfile --no-loadscope-reorder
 
 ## Lint the Python (ruff: pyflakes + pycodestyle errors, pyproject.toml) and the dbt SQL.
 lint: $(STAMP) lint-sql

@@ -7,6 +7,29 @@ import pytest
 from tests.helpers.paths import SHARED_DATA
 
 
+def pytest_collection_modifyitems(session, config, items) -> None:
+    """Longest files first (tests/durations.json, seconds per file of a whole run, written by
+    `python -m tests.helpers.durations RUN.xml`), so that under
+    `--dist loadfile --no-loadscope-reorder` no long file starts last and forms the tail. While the
+    first file builds the shared offline warehouse, the other workers start on the longest files
+    that do not need it. Each file's tests stay together and in their own order."""
+    import json
+    import os
+
+    weights = json.loads((Path(__file__).parent / "durations.json").read_text())
+    files: dict[str, list] = {}
+    for item in items:
+        files.setdefault(item.nodeid.split("::", 1)[0], []).append(item)
+    order = sorted(files, key=lambda f: -weights.get(f, 0.0))  # stable: unlisted files as collected
+    needs_build = {f for f, its in files.items() if any("offline_warehouse" in i.fixturenames for i in its)}
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    if workers > 1 and needs_build:
+        first = next(f for f in order if f in needs_build)
+        others = [f for f in order if f not in needs_build][:workers]
+        order = [first, *others] + [f for f in order if f != first and f not in others]
+    items[:] = [item for f in order for item in files[f]]
+
+
 def pytest_sessionstart(session) -> None:
     """Tests load the Dagster definitions, which read a prepared dbt manifest (never parsed on
     import): prepare it as `make install` does, parsing only when the dbt project changed."""
