@@ -17,6 +17,8 @@ from orchestration.manifest import DBT_PROJECT, MANIFEST_PATH, prepare_if_dev
 from orchestration.dbt_state import (build_env, build_values, building_path, keep_parse, move_build,
                                      remove_building, reuse_parse)
 from orchestration.resources import build_dir, build_path
+from orchestration.tags import SOURCES_TAG
+from publish.inputs import inputs_fingerprint, published_inputs, sidecar
 
 LAYERS = ("staging", "intermediate", "marts", "site", "audit")
 
@@ -159,7 +161,7 @@ def root_error_line(message: str) -> str:
 def remove_build(run_id: str) -> None:
     """A failed build's file, WAL and dbt target folder: nothing of it is published, so none stays."""
     path = build_path(run_id)
-    for leftover in (path, Path(f"{path}.wal")):
+    for leftover in (path, Path(f"{path}.wal"), sidecar(path)):
         leftover.unlink(missing_ok=True)
     remove_building(building_path())
     shutil.rmtree(build_dir() / f"{run_id}-target", ignore_errors=True)
@@ -167,6 +169,25 @@ def remove_build(run_id: str) -> None:
 
 # dagster-dbt's way: re-parsed under `dagster dev`, else the manifest a command prepared
 prepare_if_dev()
+
+
+def build_inputs() -> str:
+    from orchestration.manifest import project_files_hash
+
+    return inputs_fingerprint(code_revision(), project_files_hash())
+
+
+def skip_reason(context: dg.AssetExecutionContext, inputs: str) -> tuple[str, str] | None:
+    """(published version, why) when this run's build would rebuild the published version.
+
+    Only a refresh that fetches (live, offline or --source) skips: `--no-fetch` and `runs add`
+    ask for a build, and so does BENCHWH_DBT_UNIT_TESTS=1 (dbt's unit tests are wanted)."""
+    if context.run.tags.get(SOURCES_TAG, "all") == "none" or os.environ.get("BENCHWH_DBT_UNIT_TESTS") == "1":
+        return None
+    published = published_inputs()
+    if published is None or published[1] != inputs:
+        return None
+    return published[0], "same landing, fetch log, code and dbt project as the published version"
 
 
 def damage_stops_the_build() -> None:
@@ -184,10 +205,23 @@ def damage_stops_the_build() -> None:
     settings=DagsterDbtTranslatorSettings(enable_asset_checks=True)), name="dbt_build")
 def dbt_build(context: dg.AssetExecutionContext, dbt: DbtCliResource):
     """Build staging → marts/site/audit into warehouse/build/<run id>.duckdb, with dbt tests."""
-    damage_stops_the_build()
     refuse_partial_build(context)
+    inputs = build_inputs()
+    skipped = skip_reason(context, inputs)
+    if skipped:
+        version, reason = skipped
+        progress(f"dbt: build skipped: {reason}")
+        from orchestration.sensors import complete_inbox_reports
+
+        complete_inbox_reports(config.published_path(), log=progress)
+        # no dbt asset is materialized, so publish does not run: this says what stays published
+        yield dg.AssetObservation(asset_key=PUBLISH_KEY, metadata={
+            "version": version, "unchanged": True, "build_skipped": True, "reason": reason})
+        return
+    damage_stops_the_build()
     path = build_path(context.run_id)
     path.parent.mkdir(parents=True, exist_ok=True)
+    sidecar(path).write_text(inputs + "\n")
     from publish.publish import home_lock
 
     # one dbt at a time writes build/building.duckdb (a refresh and a UI run may overlap)
