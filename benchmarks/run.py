@@ -115,6 +115,7 @@ def dbt_phase(name: str, home: Path, work: Path, env: dict) -> dict:
     build = work / f"{name}.duckdb"
     target = work / f"{name}-target"
     reused = reuse_parse(target, home / "dbt-state")
+    (home / "build").mkdir(parents=True, exist_ok=True)
     cmd = dbt_cmd("build", target, work) + ["--fail-fast"]
     if env.get("BENCHWH_DBT_UNIT_TESTS") != "1":
         # as orchestration/dbt_assets.py: refresh builds skip dbt unit tests (CI runs them)
