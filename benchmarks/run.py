@@ -1,17 +1,22 @@
-"""Scale benchmark runner (DESIGN §8).
+"""Scale benchmark runner (DESIGN §8, issue 17).
 
     python -m benchmarks.run --scale 0.02 [--out FILE.json] [--work DIR] [--keep]
 
 In one process tree and one run:
   generate          seeded raw inputs (benchmarks/generate.py) into a fresh BENCHWH_HOME
   land_full         every raw payload through the real ingest code (Lander.land_pending)
-  dbt_full          the real dbt project, `dbt build` with the env, vars and flags the orchestration
-                    uses (unit tests skipped unless BENCHWH_DBT_UNIT_TESTS=1, as there)
+  dbt_parse         `dbt parse` into the home's dbt-state/ (once per code revision, as a refresh keeps it)
+  dbt_full          the real dbt project, `dbt build` with the env, path and flags the orchestration
+                    uses, starting from that parse (unit tests skipped unless BENCHWH_DBT_UNIT_TESTS=1)
   floor             benchmarks/floor.sql: fct_speed_summary by one hand-written DuckDB script
+  publish_full      `benchwh refresh --no-fetch`: the real job builds and publishes the full warehouse
   add_incremental   new signed run files through `benchwh runs add` (ingest.sources.runs.add.add_paths)
-  dbt_incremental   the same dbt build again, into a new file
+  publish_incremental  `benchwh refresh --no-fetch` again: the increment built and published
+  dbt_incremental   the bare dbt build again, into a new file
+  startup           `benchwh refresh --offline` in a new home (the bundled recordings)
+  noop              the same again: nothing new lands
 Each phase is a child process; its peak RSS comes from wait4 (the largest process of its tree).
-Prints a table and the ratios; writes everything as JSON.
+Prints a table, the ratios and each goal of issue 17 with PASS/MISS; writes everything as JSON.
 """
 from __future__ import annotations
 
@@ -33,6 +38,13 @@ MARKER = ".benchwh-bench"
 TARGET_SECONDS = 60.0
 TARGET_MB = 2048.0
 TARGET_FLOOR_RATIO = 2.0
+# issue 17 goals (at scale 1 for replay, build and nightly increment)
+GOAL_REPLAY_SECONDS = 120.0
+GOAL_BUILD_FLOOR_RATIO = 1.5
+GOAL_NIGHTLY_SECONDS = 45.0
+GOAL_NOOP_SECONDS = 10.0
+GOAL_STARTUP_SECONDS = 30.0
+GOAL_PHASE_MB = 2048.0
 
 
 class PhaseFailed(Exception):
@@ -69,21 +81,47 @@ def run_phase(name: str, cmd: list[str], env: dict, log: Path) -> dict:
             "inner_seconds": result.get("seconds")}
 
 
+def dbt_env(home: Path, env: dict, name: str) -> dict:
+    """The environment the orchestration gives dbt (orchestration/dbt_state.py): the home's stable
+    build path, the build's values in BENCHWH_BUILD_* (not `--vars`: they would void the parse)."""
+    from orchestration.dbt_state import build_env
+
+    started = datetime.now(timezone.utc)
+    values = {"build_version": f"{started:%Y%m%dT%H%M%S%fZ}-bench", "build_id": f"bench-{name}",
+              "build_started_at": started.strftime("%Y-%m-%d %H:%M:%S.%f"), "code_revision": "bench"}
+    return {**env, **build_env(values), "BENCHWH_BUILD_PATH": str(home / "build" / "building.duckdb"),
+            "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
+
+
+def dbt_cmd(verb: str, target: Path, work: Path) -> list[str]:
+    return [_bin("dbt"), verb, "--project-dir", str(ROOT / "dbt_project"), "--profiles-dir",
+            str(ROOT / "dbt_project"), "--target-path", str(target), "--log-path", str(work / "logs")]
+
+
+def parse_phase(home: Path, work: Path, env: dict) -> dict:
+    """`dbt parse` into the home's dbt-state/, as the first build of a home leaves it."""
+    state = home / "dbt-state"
+    result = run_phase("dbt_parse", dbt_cmd("parse", state, work), dbt_env(home, env, "parse"),
+                       work / "dbt_parse.log")
+    manifest = json.loads((state / "manifest.json").read_text())
+    result["rows"] = len(manifest.get("nodes", {}))
+    return result
+
+
 def dbt_phase(name: str, home: Path, work: Path, env: dict) -> dict:
-    """`dbt build` as dbt_assets runs it: BENCHWH_HOME, a new BENCHWH_BUILD_PATH, the build vars."""
+    """`dbt build` as dbt_assets runs it: the home's build path and parse state, the build's values."""
+    from orchestration.dbt_state import move_build, reuse_parse
+
     build = work / f"{name}.duckdb"
     target = work / f"{name}-target"
-    started = datetime.now(timezone.utc)
-    build_vars = {"build_version": f"{started:%Y%m%dT%H%M%S%fZ}-bench", "build_id": f"bench-{name}",
-                  "build_started_at": started.strftime("%Y-%m-%d %H:%M:%S.%f"), "code_revision": "bench"}
-    env = {**env, "BENCHWH_BUILD_PATH": str(build), "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
-    cmd = [_bin("dbt"), "build", "--fail-fast", "--project-dir", str(ROOT / "dbt_project"), "--profiles-dir",
-           str(ROOT / "dbt_project"), "--target-path", str(target), "--log-path", str(work / "logs"),
-           "--vars", json.dumps(build_vars)]
+    reused = reuse_parse(target, home / "dbt-state")
+    (home / "build").mkdir(parents=True, exist_ok=True)
+    cmd = dbt_cmd("build", target, work) + ["--fail-fast"]
     if env.get("BENCHWH_DBT_UNIT_TESTS") != "1":
         # as orchestration/dbt_assets.py: refresh builds skip dbt unit tests (CI runs them)
         cmd += ["--exclude-resource-type", "unit_test"]
-    result = run_phase(name, cmd, env, work / f"{name}.log")
+    result = run_phase(name, cmd, dbt_env(home, env, name), work / f"{name}.log")
+    move_build(home / "build" / "building.duckdb", build)
     import duckdb
 
     con = duckdb.connect(str(build), read_only=True)
@@ -95,7 +133,33 @@ def dbt_phase(name: str, home: Path, work: Path, env: dict) -> dict:
         con.close()
     result["rows"] = summary
     result["detail"] = {"fct_speed_measurements": measurements, "fct_api_prices": prices,
-                        "build_file": str(build), **node_profile(target)}
+                        "build_file": str(build), "parse_reused": reused, **parse_profile(work / f"{name}.log"),
+                        **node_profile(target)}
+    return result
+
+
+def parse_profile(log: Path) -> dict:
+    """Did dbt parse the whole project? (its log says why when it cannot reuse the parse)"""
+    text = log.read_text(encoding="utf-8", errors="replace") if log.exists() else ""
+    full = "Unable to do partial parsing" in text or "Starting full parse" in text
+    return {"full_parse": full}
+
+
+def refresh_phase(name: str, home: Path, work: Path, env: dict, *args: str) -> dict:
+    """`benchwh` end to end (a child process): rows = fct_speed_summary of the published file."""
+    result = run_phase(name, [_bin("benchwh"), *args], env, work / f"{name}.log")
+    text = (work / f"{name}.log").read_text(encoding="utf-8", errors="replace")
+    last = [line for line in text.splitlines() if line.strip()][-1:] or [""]
+    import duckdb
+
+    con = duckdb.connect(str(home / "benchmarks.duckdb"), read_only=True)
+    try:
+        result["rows"] = con.execute("select count(*) from marts.fct_speed_summary").fetchone()[0]
+        version = con.execute("select version from audit.build_info").fetchone()[0]
+    finally:
+        con.close()
+    result["detail"] = {"published_version": version, "last_line": last[0][:300],
+                        "build_skipped": "build skipped" in text}
     return result
 
 
@@ -180,14 +244,52 @@ def ratio(a: float | None, b: float | None) -> float | None:
 
 def print_table(report: dict) -> None:
     print()
-    print(f"{'phase':<18}{'seconds':>10}{'peak MB':>10}{'rows':>12}")
+    print(f"{'phase':<22}{'seconds':>10}{'peak MB':>10}{'rows':>12}")
     for p in report["phases"]:
         rows = "" if p["rows"] is None else f"{p['rows']:,}"
-        print(f"{p['phase']:<18}{p['seconds']:>10.1f}{p['peak_mb']:>10.0f}{rows:>12}")
+        print(f"{p['phase']:<22}{p['seconds']:>10.1f}{p['peak_mb']:>10.0f}{rows:>12}")
     print()
     for key, value in report["ratios"].items():
         print(f"{key:<36}{value}")
     print(f"{'floor equals fct_speed_summary':<36}{report['floor_check']['equal']}")
+    print()
+
+
+def goals(report: dict) -> list[dict]:
+    """Each goal of issue 17 with the figure this run measured and PASS/MISS (replay, build and
+    nightly increment are set for scale 1: at another scale the line says so)."""
+    ph = {p["phase"]: p for p in report["phases"]}
+    scale = report["scale"]
+    nightly = ph["add_incremental"]["seconds"] + ph["publish_incremental"]["seconds"]
+    files = report.get("inputs", {}).get("incoming", {}).get("files")
+    peak = max(ph.values(), key=lambda p: p["peak_mb"])
+    rows = [
+        ("replay", "land the raw store (s)", ph["land_full"]["seconds"], GOAL_REPLAY_SECONDS, True),
+        ("build", "dbt build / floor", ratio(ph["dbt_full"]["seconds"], ph["floor"]["seconds"]),
+         GOAL_BUILD_FLOOR_RATIO, True),
+        ("nightly increment", f"{files} run files landed, built, published (s)", round(nightly, 2),
+         GOAL_NIGHTLY_SECONDS, True),
+        ("no-op refresh", "refresh --offline, nothing new (s)", ph["noop"]["seconds"], GOAL_NOOP_SECONDS, False),
+        ("start-up", "first refresh --offline after install (s)", ph["startup"]["seconds"],
+         GOAL_STARTUP_SECONDS, False),
+        ("memory", f"largest phase peak (MB, {peak['phase']})", peak["peak_mb"], GOAL_PHASE_MB, False),
+    ]
+    out = []
+    for goal, measure, figure, limit, at_scale_1 in rows:
+        ok = figure is not None and (figure < limit if goal == "memory" else figure <= limit)
+        out.append({"goal": goal, "measure": measure, "figure": figure,
+                    "limit": ("< " if goal == "memory" else "<= ") + f"{limit:g}",
+                    "result": "PASS" if ok else "MISS",
+                    "note": None if not at_scale_1 or scale == 1 else f"goal set at scale 1, measured at {scale:g}"})
+    return out
+
+
+def print_goals(report: dict) -> None:
+    print(f"{'issue 17 goal':<20}{'measure':<48}{'figure':>10}  {'limit':<9}result")
+    for g in report["goals"]:
+        figure = "-" if g["figure"] is None else f"{g['figure']:g}"
+        print(f"{g['goal']:<20}{g['measure']:<48}{figure:>10}  {g['limit']:<9}{g['result']}"
+              + (f"  ({g['note']})" if g["note"] else ""))
     print()
 
 
@@ -216,7 +318,9 @@ def main(argv: list[str] | None = None) -> int:
         work = Path(tempfile.mkdtemp(prefix=f"benchwh-bench-{args.scale:g}-"))
     (work / MARKER).touch()
     home, incoming = work / "home", work / "incoming"
-    env = {**os.environ, "BENCHWH_HOME": str(home), "PYTHONPATH": str(ROOT)}
+    # the refresh phases keep their Dagster instance in their own home
+    env = {**{k: v for k, v in os.environ.items() if k != "DAGSTER_HOME"}, "BENCHWH_HOME": str(home),
+           "PYTHONPATH": str(ROOT)}
     py = sys.executable
     report: dict = {"scale": args.scale, "seed": args.seed,
                     "dbt_unit_tests": env.get("BENCHWH_DBT_UNIT_TESTS") == "1",
@@ -230,16 +334,24 @@ def main(argv: list[str] | None = None) -> int:
                         env, work / "generate.log")
         report["inputs"] = gen["detail"]
         report["phases"].append(gen)
+        offline_home = work / "offline-home"
+        offline_env = {**env, "BENCHWH_HOME": str(offline_home)}
         steps = [
             ("land_full", lambda: run_phase("land_full", [py, "-m", "benchmarks.phases", "land", "--home", str(home)],
                                             env, work / "land_full.log")),
+            ("dbt_parse", lambda: parse_phase(home, work, env)),
             ("dbt_full", lambda: dbt_phase("dbt_full", home, work, env)),
             ("floor", lambda: run_phase("floor", [py, "-m", "benchmarks.phases", "floor", "--home", str(home),
                                                   "--out", str(work / "floor.duckdb")], env, work / "floor.log")),
+            ("publish_full", lambda: refresh_phase("publish_full", home, work, env, "refresh", "--no-fetch")),
             ("add_incremental", lambda: run_phase("add_incremental", [py, "-m", "benchmarks.phases", "add", "--home",
                                                                       str(home), "--incoming", str(incoming)],
                                                   env, work / "add_incremental.log")),
+            ("publish_incremental", lambda: refresh_phase("publish_incremental", home, work, env,
+                                                          "refresh", "--no-fetch")),
             ("dbt_incremental", lambda: dbt_phase("dbt_incremental", home, work, env)),
+            ("startup", lambda: refresh_phase("startup", offline_home, work, offline_env, "refresh", "--offline")),
+            ("noop", lambda: refresh_phase("noop", offline_home, work, offline_env, "refresh", "--offline")),
         ]
         for name, step in steps:
             print(f"  {name} ...", flush=True)
@@ -273,9 +385,11 @@ def main(argv: list[str] | None = None) -> int:
         "within 2x of the floor": (ratio(dbt, floor) or 99) <= TARGET_FLOOR_RATIO,
         "run files landed before the increment": files_full,
     }
+    report["goals"] = goals(report)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
     print_table(report)
+    print_goals(report)
     print(f"report: {out}")
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)

@@ -41,6 +41,11 @@ def cmd_refresh(args) -> int:
     quarantined = sum(v["quarantined"] for v in result.landed.values())
     per_source = ", ".join(f"{k} {v['rows']}" for k, v in sorted(result.landed.items()))
     rejected = sum(v.get("rejected", 0) for v in result.landed.values())
+    if result.build_skipped:
+        print(f"nothing new: {plural(rows, 'row')} landed ({per_source}); build skipped ({result.skip_reason}); "
+              f"published version {result.version} stays, nothing published"
+              + (f" ({plural(rejected, 'payload')} rejected, see above)" if rejected else ""))
+        return 0
     if result.unchanged:
         print(f"nothing new: {plural(rows, 'row')} landed ({per_source}) and no table changed; "
               f"published version {result.version} stays, nothing published"

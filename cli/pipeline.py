@@ -20,6 +20,8 @@ class RefreshResult:
     tables: int = 0  # in the published file (marts, site, audit)
     exported: int = 0  # of those, written to exports/ as Parquet (marts, site)
     unchanged: bool = False  # no table differed from the published version: nothing was published
+    build_skipped: bool = False  # the inputs were those of the published version: no build ran
+    skip_reason: str | None = None
 
 
 def _failure_traceback(result) -> str | None:
@@ -114,7 +116,13 @@ def run_refresh(offline: bool = False, sources: list[str] | None = None,
             sweep_temporaries()
             return out
         for event in result.all_events:
-            if event.event_type_value == "ASSET_MATERIALIZATION":
+            if event.event_type_value == "ASSET_OBSERVATION":
+                obs = event.event_specific_data.asset_observation
+                md = {k: v.value for k, v in obs.metadata.items()}
+                if obs.asset_key.path[0] == "publish" and md.get("build_skipped"):
+                    out.version, out.unchanged, out.build_skipped = md.get("version"), True, True
+                    out.skip_reason = md.get("reason")
+            elif event.event_type_value == "ASSET_MATERIALIZATION":
                 mat = event.event_specific_data.materialization
                 key = mat.asset_key.path
                 md = {k: v.value for k, v in mat.metadata.items()}

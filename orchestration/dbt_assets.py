@@ -5,7 +5,6 @@ import json
 import os
 import re
 import shutil
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -15,7 +14,11 @@ from dagster_dbt import DagsterDbtTranslator, DagsterDbtTranslatorSettings, DbtC
 from ingest import config
 from cli.progress import count, progress
 from orchestration.manifest import DBT_PROJECT, MANIFEST_PATH, prepare_if_dev
+from orchestration.dbt_state import (build_env, build_values, building_path, keep_parse, move_build,
+                                     remove_building, reuse_parse)
 from orchestration.resources import build_dir, build_path
+from orchestration.tags import SOURCES_TAG
+from publish.inputs import inputs_fingerprint, published_inputs, sidecar
 
 LAYERS = ("staging", "intermediate", "marts", "site", "audit")
 
@@ -38,14 +41,8 @@ class BenchTranslator(DagsterDbtTranslator):
 
 
 def build_vars(run_id: str) -> dict:
-    started = datetime.now(timezone.utc)
-    return {
-        # sorts in time order: publish compares versions as strings
-        "build_version": f"{started:%Y%m%dT%H%M%S%fZ}-{run_id[:8]}",
-        "build_id": run_id,
-        "build_started_at": started.strftime("%Y-%m-%d %H:%M:%S.%f"),
-        "code_revision": code_revision(),
-    }
+    """The values naming a build (audit.build_info), passed to dbt in the environment (dbt_state.py)."""
+    return build_values(run_id, code_revision())
 
 
 def _git_dir() -> Path:
@@ -164,13 +161,33 @@ def root_error_line(message: str) -> str:
 def remove_build(run_id: str) -> None:
     """A failed build's file, WAL and dbt target folder: nothing of it is published, so none stays."""
     path = build_path(run_id)
-    for leftover in (path, Path(f"{path}.wal")):
+    for leftover in (path, Path(f"{path}.wal"), sidecar(path)):
         leftover.unlink(missing_ok=True)
+    remove_building(building_path())
     shutil.rmtree(build_dir() / f"{run_id}-target", ignore_errors=True)
 
 
 # dagster-dbt's way: re-parsed under `dagster dev`, else the manifest a command prepared
 prepare_if_dev()
+
+
+def build_inputs() -> str:
+    from orchestration.manifest import project_files_hash
+
+    return inputs_fingerprint(code_revision(), project_files_hash())
+
+
+def skip_reason(context: dg.AssetExecutionContext, inputs: str) -> tuple[str, str] | None:
+    """(published version, why) when this run's build would rebuild the published version.
+
+    Only a refresh that fetches (live, offline or --source) skips: `--no-fetch` and `runs add`
+    ask for a build, and so does BENCHWH_DBT_UNIT_TESTS=1 (dbt's unit tests are wanted)."""
+    if context.run.tags.get(SOURCES_TAG, "all") == "none" or os.environ.get("BENCHWH_DBT_UNIT_TESTS") == "1":
+        return None
+    published = published_inputs()
+    if published is None or published[1] != inputs:
+        return None
+    return published[0], "same landing, fetch log, code and dbt project as the published version"
 
 
 def damage_stops_the_build() -> None:
@@ -188,18 +205,43 @@ def damage_stops_the_build() -> None:
     settings=DagsterDbtTranslatorSettings(enable_asset_checks=True)), name="dbt_build")
 def dbt_build(context: dg.AssetExecutionContext, dbt: DbtCliResource):
     """Build staging → marts/site/audit into warehouse/build/<run id>.duckdb, with dbt tests."""
-    damage_stops_the_build()
     refuse_partial_build(context)
+    inputs = build_inputs()
+    skipped = skip_reason(context, inputs)
+    if skipped:
+        version, reason = skipped
+        progress(f"dbt: build skipped: {reason}")
+        from orchestration.sensors import complete_inbox_reports
+
+        complete_inbox_reports(config.published_path(), log=progress)
+        # no dbt asset is materialized, so publish does not run: this says what stays published
+        yield dg.AssetObservation(asset_key=PUBLISH_KEY, metadata={
+            "version": version, "unchanged": True, "build_skipped": True, "reason": reason})
+        return
+    damage_stops_the_build()
     path = build_path(context.run_id)
     path.parent.mkdir(parents=True, exist_ok=True)
-    os.environ["BENCHWH_BUILD_PATH"] = str(path)
+    sidecar(path).write_text(inputs + "\n")
+    from publish.publish import home_lock
+
+    # one dbt at a time writes build/building.duckdb (a refresh and a UI run may overlap)
+    with home_lock("build", progress):
+        yield from _run_dbt(context, dbt, path)
+
+
+def _run_dbt(context: dg.AssetExecutionContext, dbt: DbtCliResource, path: Path):
+    building = building_path()
+    remove_building(building)
+    os.environ["BENCHWH_BUILD_PATH"] = str(building)
     os.environ["BENCHWH_HOME"] = str(config.home())
     os.environ["BENCHWH_PARENT_PID"] = str(os.getpid())  # benchwh-dbt exits if this process is gone
     os.environ.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
+    os.environ.update(build_env(build_vars(context.run_id)))
     target = build_dir() / f"{context.run_id}-target"
+    reuse_parse(target)
     progress(f"dbt: building into {path.name}")
     # fail fast: one failure already means nothing is published, so stop building at once
-    args = ["build", "--fail-fast", "--vars", json.dumps(build_vars(context.run_id))]
+    args = ["build", "--fail-fast"]
     if os.environ.get("BENCHWH_DBT_UNIT_TESTS") != "1":
         # unit tests check SQL logic, not data: CI runs them (tests/), nightly builds skip them
         args += ["--exclude-resource-type", "unit_test"]
@@ -215,9 +257,11 @@ def dbt_build(context: dg.AssetExecutionContext, dbt: DbtCliResource):
         for done, event in enumerate(invocation.stream(), 1):
             count("dbt", min(done, total), total, "nodes done")
             yield event
-    Path(str(path) + ".pid").unlink(missing_ok=True)  # benchwh-dbt's pid file: dbt has exited
+    Path(str(building) + ".pid").unlink(missing_ok=True)  # benchwh-dbt's pid file: dbt has exited
     if not invocation.is_successful():
         reason = first_dbt_failure(target)
         remove_build(context.run_id)
         raise dg.Failure(description=f"{reason} (run {context.run_id}, log {log_path})")
+    move_build(building, path)
+    keep_parse(target)
     progress(f"dbt: {built_summary(target)}")

@@ -30,7 +30,34 @@ def dagster_home() -> Path:
     return Path(os.environ.get("DAGSTER_HOME") or config.home() / "dagster").expanduser().resolve()
 
 
+def sqlite_commits_without_fsync() -> None:
+    """Dagster's sqlite storage opens, commits and closes a connection per event (~800 a refresh
+    that builds), each with fsyncs: 15-40 s of a refresh on a busy disk. Its databases under
+    DAGSTER_HOME are run history, not warehouse data, so they are written with synchronous=OFF:
+    a killed process loses nothing (the OS has the pages); a power cut may damage the run history
+    (delete $BENCHWH_HOME/dagster to start it afresh), never the warehouse, which fsyncs its own."""
+    import sqlite3
+
+    from sqlalchemy import event
+    from sqlalchemy.engine import Engine
+
+    if getattr(sqlite_commits_without_fsync, "done", False):
+        return
+
+    @event.listens_for(Engine, "connect")
+    def _no_fsync(dbapi_connection, _record):
+        if not isinstance(dbapi_connection, sqlite3.Connection):
+            return
+        files = [row[2] for row in dbapi_connection.execute("PRAGMA database_list")]
+        root = str(dagster_home())
+        if any(f and f.startswith(root + os.sep) for f in files):
+            dbapi_connection.execute("PRAGMA synchronous=OFF")
+
+    sqlite_commits_without_fsync.done = True
+
+
 def ensure_dagster_home() -> Path:
+    sqlite_commits_without_fsync()
     home = dagster_home()
     home.mkdir(parents=True, exist_ok=True)
     yaml = home / "dagster.yaml"

@@ -6,6 +6,7 @@ from cli.progress import progress
 from ingest import config
 from orchestration.dbt_assets import dbt_build
 from orchestration.resources import build_dir, build_path
+from publish.inputs import sidecar
 from publish.publish import EXPORTED_SCHEMAS, PublishError, publish
 from publish.report import sources_meta
 
@@ -21,13 +22,15 @@ def benchmarks_duckdb(context: dg.AssetExecutionContext) -> dg.MaterializeResult
             f"refused: this run built nothing to publish (no {path.name}): publish only follows the dbt build "
             "of the same run. Launch the `refresh` job (live) or `refresh_offline` (recordings), or \"Materialize all\"."))
     try:
-        result = publish(path, sources_meta(), progress)
+        inputs = sidecar(path).read_text().strip() if sidecar(path).exists() else None
+        result = publish(path, sources_meta(), progress, inputs=inputs)
     except PublishError as exc:
         raise dg.Failure(description=f"publish refused: {exc}") from None
     finally:
         target = build_dir() / f"{context.run_id}-target"
         import shutil
         shutil.rmtree(target, ignore_errors=True)
+        sidecar(path).unlink(missing_ok=True)
     from orchestration.sensors import complete_inbox_reports
 
     complete_inbox_reports(config.published_path(), log=progress)

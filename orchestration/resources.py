@@ -9,6 +9,7 @@ from pathlib import Path
 from dagster_dbt import DbtCliResource
 
 from ingest import config
+from orchestration.dbt_state import build_dir
 from orchestration.manifest import DBT_PROJECT_DIR
 
 
@@ -27,10 +28,6 @@ def guarded_dbt_executable() -> str:
 def dbt_resource() -> DbtCliResource:
     return DbtCliResource(project_dir=str(DBT_PROJECT_DIR), profiles_dir=str(DBT_PROJECT_DIR),
                           dbt_executable=guarded_dbt_executable())
-
-
-def build_dir() -> Path:
-    return config.home() / "build"
 
 
 def build_path(run_id: str) -> Path:

@@ -19,7 +19,7 @@ import duckdb
 
 from ingest import config
 from publish.verify import (DamagedFile, copy_verified, disk_error, fault, fsync_dir, index_path, load_index,
-                                  pid_alive, record_in_index, write_atomically)
+                                  pid_alive, record_in_index, record_inputs, write_atomically)
 
 PUBLISHED_SCHEMAS = ("marts", "site", "audit")
 EXPORTED_SCHEMAS = ("marts", "site")  # audit stays in the file only
@@ -119,11 +119,14 @@ def read_version(path: Path) -> dict | None:
     return {"version": row[0], "build_started_at": str(row[1]), "code_revision": row[2]} if row else None
 
 
-def publish(build_file: Path, sources_meta: dict, log: Callable[[str], None], if_changed: bool = True) -> dict:
+def publish(build_file: Path, sources_meta: dict, log: Callable[[str], None], if_changed: bool = True,
+            inputs: str | None = None) -> dict:
     """Audit, then atomically replace the published file, record history and write exports.
 
     With `if_changed` (what refreshes do), a build whose tables equal the published ones is not
-    published: the result says `unchanged` and names the version that stays.
+    published: the result says `unchanged` and names the version that stays. `inputs` is the
+    fingerprint of what the build read (publish/inputs.py), kept with the version it becomes
+    (or equals) so that a refresh with nothing new can skip its build.
     """
     from publish.diff import diff_files
 
@@ -141,9 +144,11 @@ def publish(build_file: Path, sources_meta: dict, log: Callable[[str], None], if
         changes = diff_files(published, build_file) if current else None
         if if_changed and changes is not None and not changes["changed"]:
             build_file.unlink()
+            if inputs:
+                record_inputs(current["version"], inputs)
             log(f"nothing changed: no table differs from published {current['version']}; nothing published")
             return {"version": current["version"], "tables": inventory, "unchanged": True}
-        _keep_in_history(build_file, new["version"])
+        _keep_in_history(build_file, new["version"], inputs)
         prune_history()
         fault("publish-before-replace")
         os.replace(build_file, published)
@@ -154,7 +159,7 @@ def publish(build_file: Path, sources_meta: dict, log: Callable[[str], None], if
     return {"version": new["version"], "tables": inventory}
 
 
-def _keep_in_history(build_file: Path, version: str) -> str:
+def _keep_in_history(build_file: Path, version: str, inputs: str | None = None) -> str:
     """The verified copy in history/ (temporary name, fsync, every table read, then rename) and
     its sha256 in history/index.json. The build file itself is fsynced: it becomes the published file."""
     try:
@@ -162,7 +167,7 @@ def _keep_in_history(build_file: Path, version: str) -> str:
             os.fsync(fh.fileno())
         digest, tables = copy_verified(build_file, history_dir() / f"{version}.duckdb",
                                        fault_point="history-copy")
-        record_in_index(version, digest, build_file.stat().st_size, tables)
+        record_in_index(version, digest, build_file.stat().st_size, tables, inputs)
     except DamagedFile as exc:
         raise PublishError(str(exc)) from None
     except OSError as exc:

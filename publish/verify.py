@@ -69,12 +69,22 @@ def load_index() -> dict[str, dict]:
     return doc.get("versions", {}) if isinstance(doc, dict) else {}
 
 
-def record_in_index(version: str, sha256: str, size: int, tables: int) -> None:
+def record_in_index(version: str, sha256: str, size: int, tables: int, inputs: str | None = None) -> None:
     versions = load_index()
     versions[version] = {"sha256": sha256, "bytes": size, "tables": tables}
+    if inputs:
+        versions[version]["inputs"] = inputs  # publish/inputs.py: what this version was built from
     keep = {p.stem for p in (config.home() / "history").glob("*.duckdb")} | {version}
     versions = {v: e for v, e in versions.items() if v in keep}
     write_atomically(index_path(), (json.dumps({"versions": versions}, indent=2, sort_keys=True) + "\n").encode())
+
+
+def record_inputs(version: str, inputs: str) -> None:
+    """A build equal to the published version: that version is also the build of these inputs."""
+    versions = load_index()
+    if version in versions and versions[version].get("inputs") != inputs:
+        versions[version]["inputs"] = inputs
+        write_atomically(index_path(), (json.dumps({"versions": versions}, indent=2, sort_keys=True) + "\n").encode())
 
 
 def version_of_sha(sha256: str) -> str | None:

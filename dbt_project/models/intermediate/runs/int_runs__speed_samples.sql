@@ -1,3 +1,7 @@
+-- A table inside the build file (dropped with the intermediate schema): the union and nine data
+-- tests read it, so the join and dedup windows run once, not ten times.
+{{ config(materialized="table") }}
+
 -- Local runs in the shape of the speed facts contract (docs/architecture.md): one row per
 -- repetition-level sample. Only the samples of the payload each run was kept from are used.
 -- is_duplicate marks a sample whose measurement (test_key) is already present in another

@@ -1,3 +1,7 @@
+-- A table inside the build file (dropped with the intermediate schema): the union and four data
+-- tests read it, so the latest-landing dedup over ~1M tests runs once, not five times.
+{{ config(materialized="table") }}
+
 -- LocalScore in the speed facts contract (docs/architecture.md): one sample per test of a run.
 -- The same run and test are landed again whenever an API page or result page is re-fetched:
 -- the latest landing of each run and of each (run, test) is kept. Runs whose result page has

@@ -1,3 +1,7 @@
+-- A table inside the build file (dropped with the intermediate schema): the facts, dim_machine and
+-- three data tests read it, so the name resolution joins run once, not five times.
+{{ config(materialized="table") }}
+
 -- The unioned speed samples with catalogue (or provisional) ids for hardware, model and quant.
 -- Null-safe joins (is not distinct from): a sample without a name still resolves (to a provisional id).
 with samples as (

@@ -1,0 +1,91 @@
+"""What lets one build reuse the dbt parse of the one before (issue 17). No Dagster import: the
+benchmark uses it too.
+
+dbt re-parses the whole project (10-15 s) whenever its partial-parse key changes: the cli
+`--vars`, the profile's connection values (the DuckDB path), the env vars read by
+dbt_project.yml, or when `partial_parse.msgpack` is missing from the target folder. So a build:
+  - writes to the same path every time, `build/building.duckdb`, renamed to
+    `build/<run id>.duckdb` once dbt has exited (one dbt at a time per home: a lock);
+  - passes the values naming it (version, run id, start time, code revision) in the environment,
+    read by dbt only while executing (dbt_project/macros/build_value.sql), not as `--vars`;
+  - starts from the parse state the previous successful build left in `dbt-state/`
+    (partial_parse.msgpack, copied into its own target folder) and leaves its own there.
+dbt still checks every project file's hash, so an edited model is re-parsed alone.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+from datetime import datetime, timezone
+from pathlib import Path
+
+from ingest import config
+
+PARSE_STATE = "partial_parse.msgpack"
+BUILDING = "building.duckdb"
+
+
+def build_dir() -> Path:
+    return config.home() / "build"
+
+
+def building_path() -> Path:
+    """Where dbt writes every build (a stable path keeps dbt's parse valid)."""
+    return build_dir() / BUILDING
+
+
+def parse_state_dir() -> Path:
+    """Outside build/, which every refresh cleans: the parse outlives the builds."""
+    return config.home() / "dbt-state"
+
+
+def build_values(run_id: str, code_revision: str) -> dict[str, str]:
+    started = datetime.now(timezone.utc)
+    return {
+        # sorts in time order: publish compares versions as strings
+        "build_version": f"{started:%Y%m%dT%H%M%S%fZ}-{run_id[:8]}",
+        "build_id": run_id,
+        "build_started_at": started.strftime("%Y-%m-%d %H:%M:%S.%f"),
+        "code_revision": code_revision,
+    }
+
+
+def build_env(values: dict[str, str]) -> dict[str, str]:
+    """The environment variables macros/build_value.sql reads (BENCHWH_BUILD_VERSION, ...)."""
+    return {f"BENCHWH_{k.upper()}": v for k, v in values.items()}
+
+
+def reuse_parse(target: Path, state: Path | None = None) -> bool:
+    """Copy the kept parse state into a build's new target folder; False when there is none yet."""
+    source = (state or parse_state_dir()) / PARSE_STATE
+    target.mkdir(parents=True, exist_ok=True)
+    try:
+        shutil.copyfile(source, target / PARSE_STATE)
+    except OSError:
+        return False
+    return True
+
+
+def keep_parse(target: Path, state: Path | None = None) -> None:
+    """After a successful build: its parse state becomes the one the next build starts from."""
+    source = target / PARSE_STATE
+    folder = state or parse_state_dir()
+    if not source.exists():
+        return
+    folder.mkdir(parents=True, exist_ok=True)
+    tmp = folder / f".{PARSE_STATE}.tmp{os.getpid()}"
+    shutil.copyfile(source, tmp)
+    os.replace(tmp, folder / PARSE_STATE)
+
+
+def move_build(building: Path, final: Path) -> None:
+    """The finished build under its run's name (and a WAL dbt left, which publish checkpoints)."""
+    os.replace(building, final)
+    wal = Path(f"{building}.wal")
+    if wal.exists():
+        os.replace(wal, Path(f"{final}.wal"))
+
+
+def remove_building(building: Path) -> None:
+    for leftover in (building, Path(f"{building}.wal"), Path(f"{building}.pid")):
+        leftover.unlink(missing_ok=True)
