@@ -14,6 +14,7 @@ from dagster_dbt import DagsterDbtTranslator, DagsterDbtTranslatorSettings, DbtC
 
 from ingest import config
 from cli.progress import count, progress
+from orchestration.execution import die_with_run_process, finish_spark_build, spark_build_args, step_engine
 from orchestration.manifest import DBT_PROJECT, MANIFEST_PATH, prepare_if_dev
 from orchestration.resources import build_dir, build_path
 
@@ -188,6 +189,7 @@ def damage_stops_the_build() -> None:
     settings=DagsterDbtTranslatorSettings(enable_asset_checks=True)), name="dbt_build")
 def dbt_build(context: dg.AssetExecutionContext, dbt: DbtCliResource):
     """Build staging → marts/site/audit into warehouse/build/<run id>.duckdb, with dbt tests."""
+    die_with_run_process()
     damage_stops_the_build()
     refuse_partial_build(context)
     path = build_path(context.run_id)
@@ -203,6 +205,9 @@ def dbt_build(context: dg.AssetExecutionContext, dbt: DbtCliResource):
     if os.environ.get("BENCHWH_DBT_UNIT_TESTS") != "1":
         # unit tests check SQL logic, not data: CI runs them (tests/), nightly builds skip them
         args += ["--exclude-resource-type", "unit_test"]
+    engine = step_engine(context.run.tags)
+    if engine == "spark":
+        args += spark_build_args(context.run_id)
     invocation = dbt.cli(args, context=context, raise_on_error=False, target_path=target)
     # dbt's own log goes to a file, not the terminal of whoever runs `benchwh`
     log_dir = config.home() / "logs"
@@ -221,3 +226,5 @@ def dbt_build(context: dg.AssetExecutionContext, dbt: DbtCliResource):
         remove_build(context.run_id)
         raise dg.Failure(description=f"{reason} (run {context.run_id}, log {log_path})")
     progress(f"dbt: {built_summary(target)}")
+    if engine == "spark":
+        finish_spark_build(context.run_id, path, progress)
