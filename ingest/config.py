@@ -55,8 +55,9 @@ ENGINES = ("duckdb", "spark")
 
 
 def executor() -> str:
-    """How `benchwh refresh` runs the job (env BENCHWH_EXECUTOR): multiprocess (default) or in_process."""
-    return os.environ.get("BENCHWH_EXECUTOR") or "multiprocess"
+    """How `benchwh refresh` runs the job (env BENCHWH_EXECUTOR): in_process (default) or multiprocess
+    (a process per step, sources side by side; docs/scale-out.md says when it pays)."""
+    return os.environ.get("BENCHWH_EXECUTOR") or "in_process"
 
 
 def max_concurrent() -> int:

@@ -1,14 +1,16 @@
 """How a refresh run is executed: Dagster's multiprocess executor (each source's landing in its own
 process, side by side) or in-process, and on which dbt engine (DuckDB, or Spark through dbt-spark).
 
-Settings (checked by ingest.config.check_settings): `BENCHWH_EXECUTOR` (`multiprocess`, the
-default of `benchwh refresh`, or `in_process`), `BENCHWH_MAX_CONCURRENT` (steps at once, default
+Settings (checked by ingest.config.check_settings): `BENCHWH_EXECUTOR` (`in_process`, the
+default of `benchwh refresh`, or `multiprocess`), `BENCHWH_MAX_CONCURRENT` (steps at once, default
 the number of CPUs), `BENCHWH_ENGINE` (`duckdb`, the default, or `spark`; `--engine` overrides it).
+Runs launched from the UI or the schedule use the job's default executor, multiprocess.
 """
 from __future__ import annotations
 
 import contextlib
 import ctypes
+import logging
 import os
 import signal
 from typing import Iterator, Sequence
@@ -57,12 +59,16 @@ def execute_refresh(instance: dg.DagsterInstance, tags: dict, executor_name: str
                 "BENCHWH_RUN_PID": str(os.getpid())}  # step processes inherit them (spawn)
     saved = {k: os.environ.get(k) for k in step_env}
     os.environ.update(step_env)
+    quiet = logging.getLogger("dagster")  # the executor's per-step DEBUG lines are not progress
+    level = quiet.level
+    quiet.setLevel(logging.CRITICAL)
     try:
         with dg.execute_job(dg.reconstructable(refresh_job_def), instance=instance, tags=tags,
                             run_config=run_config(executor_name, concurrent), raise_on_error=False,
                             asset_selection=list(asset_selection) if asset_selection else None) as result:
             yield result
     finally:
+        quiet.setLevel(level)
         for k, v in saved.items():
             if v is None:
                 os.environ.pop(k, None)
