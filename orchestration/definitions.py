@@ -2,6 +2,7 @@
 import dagster as dg
 
 from orchestration.assets import landing_assets
+from orchestration.backfill import backfill_job
 from orchestration.dbt_assets import dbt_build
 from orchestration.jobs import refresh_job, refresh_offline_job
 from orchestration.publish_asset import benchmarks_duckdb
@@ -11,7 +12,7 @@ from orchestration.sensors import sensors
 
 defs = dg.Definitions(
     assets=[*landing_assets(), dbt_build, benchmarks_duckdb],
-    jobs=[refresh_job, refresh_offline_job],
+    jobs=[refresh_job, refresh_offline_job, backfill_job()],
     schedules=schedules,
     sensors=sensors,
     resources={"dbt": dbt_resource()},

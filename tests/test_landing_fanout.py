@@ -87,7 +87,9 @@ wanted = (DagsterEventType.STEP_START, DagsterEventType.STEP_SUCCESS)
 with DagsterInstance.get() as instance, execute_refresh(instance, tags, executor, 2, keys) as result:
     steps = [(r.step_key, r.dagster_event_type.value, r.timestamp)
              for r in instance.all_logs(result.run_id) if r.is_dagster_event and r.dagster_event_type in wanted]
-    print(json.dumps({"success": result.success, "steps": steps}))
+    failures = [r.dagster_event.event_specific_data.error.to_string() for r in instance.all_logs(result.run_id)
+                if r.is_dagster_event and r.dagster_event_type == DagsterEventType.STEP_FAILURE]
+    print(json.dumps({"success": result.success, "steps": steps, "failures": failures}))
 '''
 
 
@@ -103,11 +105,11 @@ def register_sources(site: Path) -> None:
 
 
 class MeetingServer(LoopbackServer):
-    """Answers `/a/items` and `/b/items`; with `meet`, neither answers before both were asked."""
+    """Answers `/a/items` and `/b/items`; with a barrier, neither answers before both were asked."""
 
-    def __init__(self, meet: bool):
+    def __init__(self):
         super().__init__()
-        self.barrier = threading.Barrier(2, timeout=300) if meet else None
+        self.barrier = None
         for name in ("a", "b"):
             self.route(f"/{name}/items", self._answer(name))
 
@@ -132,7 +134,7 @@ def run(home: Path, site: Path, executor: str, mode: str, server: MeetingServer 
                           capture_output=True, text=True, timeout=800)
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert out["success"], proc.stderr[-3000:]
+    assert out["success"], "\n".join(out["failures"])[-3000:] + proc.stderr[-2000:]
     return out
 
 
@@ -164,12 +166,13 @@ def runs(tmp_path_factory):
     site = root / "site"
     register_sources(site)
     out = {}
-    for executor, meet in (("multiprocess", True), ("in_process", False)):
-        home = root / executor
-        offline = run(home, site, executor, "offline", None)
-        with MeetingServer(meet=meet) as server:
+    with MeetingServer() as server:  # one server: both runs fetch the same URLs
+        for executor, meet in (("multiprocess", True), ("in_process", False)):
+            home = root / executor
+            offline = run(home, site, executor, "offline", None)
+            server.barrier = threading.Barrier(2, timeout=300) if meet else None
             live = run(home, site, executor, "live", server)
-        out[executor] = (home, offline, live)
+            out[executor] = (home, offline, live)
     return out
 
 
