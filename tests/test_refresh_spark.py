@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import shutil
+from pathlib import Path
 
 import duckdb
 import pytest
@@ -19,6 +20,8 @@ missing = [name for name in ("pyspark", "dbt.adapters.spark") if importlib.util.
            or (name == "dbt.adapters.spark" and importlib.util.find_spec(name) is None)]
 if shutil.which("java") is None:
     missing.append("java")
+if "type: spark" not in (Path(__file__).resolve().parent.parent / "dbt_project" / "profiles.yml").read_text():
+    missing.append("the dbt profile's spark target")
 if missing:
     pytest.skip(f"Spark not installed ({', '.join(missing)}): `make spark`", allow_module_level=True)
 
