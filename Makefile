@@ -4,6 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 SCALE ?= 0.02
+ENGINE ?= duckdb
 
 .PHONY: install manifest browser refresh test lint lint-sql bench dev clean spark java test-spark
 
@@ -63,7 +64,7 @@ lint-sql: $(STAMP)
 
 ## Scale benchmark (SCALE=1 for the full DESIGN §8 scale).
 bench: $(STAMP)
-	$(BIN)/python -m benchmarks.run --scale $(SCALE)
+	$(BIN)/python -m benchmarks.run --scale $(SCALE) --engine $(ENGINE)
 
 ## Dagster UI on http://127.0.0.1:3000 on the CLI's own DAGSTER_HOME (its runs, materializations, checks).
 dev: $(STAMP)

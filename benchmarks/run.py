@@ -163,6 +163,32 @@ def refresh_phase(name: str, home: Path, work: Path, env: dict, *args: str) -> d
     return result
 
 
+def spark_dbt_phase(name: str, home: Path, work: Path, env: dict) -> dict:
+    """The same `dbt build` on Spark local mode (`--target spark`, dbt-spark's session method), its
+    tables then read into a DuckDB file as `benchwh refresh --engine spark` does (counted in the
+    phase: it is part of a Spark refresh)."""
+    from publish.spark_build import assemble_duckdb
+
+    build, target, spark = work / f"{name}.duckdb", work / f"{name}-target", work / f"{name}-warehouse"
+    started = datetime.now(timezone.utc)
+    build_vars = {"build_version": f"{started:%Y%m%dT%H%M%S%fZ}-bench", "build_id": f"bench-{name}",
+                  "build_started_at": started.strftime("%Y-%m-%d %H:%M:%S.%f"), "code_revision": "bench"}
+    env = {**env, "BENCHWH_SPARK_WAREHOUSE": str(spark), "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
+    cmd = [_bin("dbt"), "build", "--fail-fast", "--target", "spark", "--project-dir", str(ROOT / "dbt_project"),
+           "--profiles-dir", str(ROOT / "dbt_project"), "--target-path", str(target), "--log-path",
+           str(work / "logs"), "--vars", json.dumps(build_vars), "--exclude-resource-type", "unit_test"]
+    result = run_phase(name, cmd, env, work / f"{name}.log")
+    t0 = time.perf_counter()
+    rows = assemble_duckdb(spark, build, ROOT / "dbt_project" / "target" / "manifest.json")
+    result["seconds"] = round(result["seconds"] + time.perf_counter() - t0, 2)
+    result["rows"] = rows.get("marts.fct_speed_summary")
+    result["detail"] = {"fct_speed_measurements": rows.get("marts.fct_speed_measurements"),
+                        "fct_api_prices": rows.get("marts.fct_api_prices"), "build_file": str(build),
+                        "tables": len(rows)}
+    shutil.rmtree(spark, ignore_errors=True)
+    return result
+
+
 def node_profile(target: Path) -> dict:
     """From dbt's run_results/manifest: the slowest nodes and the time of fct_speed_summary's lineage."""
     try:
@@ -301,6 +327,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=None, help="JSON report (default warehouse/bench/bench-scale-S.json)")
     ap.add_argument("--work", type=Path, default=None, help="working folder (default a new folder under /tmp)")
     ap.add_argument("--keep", action="store_true", help="keep the working folder (raw, landing, builds)")
+    ap.add_argument("--engine", choices=["duckdb", "spark"], default="duckdb",
+                    help="spark: also build on Spark local mode (dbt-spark) and compare with the DuckDB build")
     args = ap.parse_args(argv)
     if not (0 < args.scale <= 10):
         print(f"benchmarks.run: --scale must be in (0, 10], got {args.scale}", file=sys.stderr)
@@ -353,6 +381,8 @@ def main(argv: list[str] | None = None) -> int:
             ("startup", lambda: refresh_phase("startup", offline_home, work, offline_env, "refresh", "--offline")),
             ("noop", lambda: refresh_phase("noop", offline_home, work, offline_env, "refresh", "--offline")),
         ]
+        if args.engine == "spark":  # after the DuckDB build of the same landing
+            steps.insert(2, ("dbt_full_spark", lambda: spark_dbt_phase("dbt_full_spark", home, work, env)))
         for name, step in steps:
             print(f"  {name} ...", flush=True)
             result = step()
@@ -374,6 +404,9 @@ def main(argv: list[str] | None = None) -> int:
         "incremental/full (landing only)": ratio(add, land),
         "incremental/full (build only)": ratio(dbt_inc, dbt),
     }
+    if "dbt_full_spark" in ph:
+        report["ratios"]["spark/duckdb (dbt build)"] = ratio(ph["dbt_full_spark"]["seconds"], dbt)
+        report["spark_rows_match"] = ph["dbt_full_spark"]["rows"] == ph["dbt_full"]["rows"]
     inputs = report.get("inputs", {})
     files_full = inputs.get("runs", {}).get("files")
     files_new = inputs.get("incoming", {}).get("files")

@@ -19,6 +19,9 @@ def cmd_refresh(args) -> int:
     from cli.pipeline import run_refresh
     from cli.progress import plural, progress
 
+    engine = args.engine or config.engine()
+    if engine not in config.ENGINES:
+        raise UserError(f"unknown engine {engine!r}; known: {', '.join(config.ENGINES)}")
     known = load_sources()
     for name in args.source or []:
         if name not in known:
@@ -29,8 +32,8 @@ def cmd_refresh(args) -> int:
             progress(f"warning: source {name} still has TODO in its {', '.join(todos)} "
                      f"({type(src).__module__}); the manifest publishes them as they are")
     mode = "no fetch" if args.no_fetch else ("offline (bundled recordings)" if args.offline else "live")
-    progress(f"refresh {mode} into {config.home()}")
-    result = run_refresh(offline=args.offline, sources=[] if args.no_fetch else args.source)
+    progress(f"refresh {mode} into {config.home()}" + (f" on {engine}" if engine != "duckdb" else ""))
+    result = run_refresh(offline=args.offline, sources=[] if args.no_fetch else args.source, engine=engine)
     if not result.success:
         if debug() and result.traceback:
             print("Traceback of the failing step (BENCHWH_DEBUG=1):\n" + result.traceback.rstrip(), file=sys.stderr)
@@ -157,6 +160,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--source", action="append", metavar="NAME", help="fetch only this source (repeatable)")
     p.add_argument("--no-fetch", action="store_true",
                    help="fetch nothing: land what raw/ holds, then build and publish")
+    p.add_argument("--engine", metavar="NAME",
+                   help="dbt engine of the build: duckdb (default) or spark (env BENCHWH_ENGINE)")
     p.set_defaults(func=cmd_refresh)
 
     p = sub.add_parser("rollback", help="restore a published version from history/")

@@ -66,7 +66,8 @@ def _all_failure_texts(result) -> list[str]:
 
 
 def run_refresh(offline: bool = False, sources: list[str] | None = None,
-                log: Callable[[str], None] = progress) -> RefreshResult:
+                log: Callable[[str], None] = progress, engine: str | None = None,
+                executor: str | None = None) -> RefreshResult:
     """Fetch (all sources, the named ones, or none when sources == []), land, build, audit, publish."""
     from orchestration.instance import ensure_dagster_home
     from publish.publish import clean_abandoned_builds, home_lock
@@ -87,17 +88,13 @@ def run_refresh(offline: bool = False, sources: list[str] | None = None,
         from orchestration.manifest import prepare_manifest
 
         prepare_manifest(log=log)  # the definitions load the dbt assets from it
-        from orchestration.definitions import defs
+        from orchestration.execution import execute_refresh
         from orchestration.tags import fetch_tags
 
-        job = defs.resolve_job_def("refresh")
         try:
-            with DagsterInstance.get() as instance:
-                result = job.execute_in_process(
-                    instance=instance, raise_on_error=False,
-                    tags=fetch_tags(sources, offline),
-                    run_config={"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}},
-                )
+            with DagsterInstance.get() as instance, \
+                    execute_refresh(instance, fetch_tags(sources, offline, engine), executor) as result:
+                return _outcome(result, started)
         except Exception as exc:
             # a full disk can also fail Dagster's own event log (sqlite under DAGSTER_HOME)
             line = disk_full_line(str(exc))
@@ -106,34 +103,42 @@ def run_refresh(offline: bool = False, sources: list[str] | None = None,
             clean_abandoned_builds(log=None)
             sweep_temporaries()
             return RefreshResult(success=False, error=line, seconds=time.monotonic() - started)
-        out = RefreshResult(success=result.success, run_id=result.run_id,
-                            seconds=time.monotonic() - started)
-        if not result.success:
-            out.error = _failure_reason(result)
-            out.error = disk_full_line(" ".join(_all_failure_texts(result)) + " " + out.error) or out.error
-            out.traceback = _failure_traceback(result)
-            clean_abandoned_builds(log=None)  # a full disk keeps no half-written build or WAL
-            sweep_temporaries()
-            return out
-        for event in result.all_events:
-            if event.event_type_value == "ASSET_OBSERVATION":
-                obs = event.event_specific_data.asset_observation
-                md = {k: v.value for k, v in obs.metadata.items()}
-                if obs.asset_key.path[0] == "publish" and md.get("build_skipped"):
-                    out.version, out.unchanged, out.build_skipped = md.get("version"), True, True
-                    out.skip_reason = md.get("reason")
-            elif event.event_type_value == "ASSET_MATERIALIZATION":
-                mat = event.event_specific_data.materialization
-                key = mat.asset_key.path
-                md = {k: v.value for k, v in mat.metadata.items()}
-                if key[0] == "landing":
-                    agg = out.landed.setdefault(key[1], {"rows": 0, "quarantined": 0, "rejected": 0})
-                    agg["rows"] += int(md.get("rows_landed", 0))
-                    agg["quarantined"] += int(md.get("rows_quarantined", 0))
-                    agg["rejected"] = max(agg["rejected"], int(md.get("payloads_rejected", 0)))  # per source, not entity
-                elif key[0] == "publish":
-                    out.version = md.get("version")
-                    out.unchanged = bool(md.get("unchanged"))
-                    out.tables = int(md.get("tables", 0))
-                    out.exported = int(md.get("tables_exported", 0))
+
+
+def _outcome(result, started: float) -> RefreshResult:
+    """What the run did, read from its events (inside the execution's block: a multiprocess
+    result reads them from the instance)."""
+    from publish.publish import clean_abandoned_builds
+    from publish.verify import disk_full_line, sweep_temporaries
+
+    out = RefreshResult(success=result.success, run_id=result.run_id,
+                        seconds=time.monotonic() - started)
+    if not result.success:
+        out.error = _failure_reason(result)
+        out.error = disk_full_line(" ".join(_all_failure_texts(result)) + " " + out.error) or out.error
+        out.traceback = _failure_traceback(result)
+        clean_abandoned_builds(log=None)  # a full disk keeps no half-written build or WAL
+        sweep_temporaries()
         return out
+    for event in result.all_events:
+        if event.event_type_value == "ASSET_OBSERVATION":
+            obs = event.event_specific_data.asset_observation
+            md = {k: v.value for k, v in obs.metadata.items()}
+            if obs.asset_key.path[0] == "publish" and md.get("build_skipped"):
+                out.version, out.unchanged, out.build_skipped = md.get("version"), True, True
+                out.skip_reason = md.get("reason")
+        elif event.event_type_value == "ASSET_MATERIALIZATION":
+            mat = event.event_specific_data.materialization
+            key = mat.asset_key.path
+            md = {k: v.value for k, v in mat.metadata.items()}
+            if key[0] == "landing":
+                agg = out.landed.setdefault(key[1], {"rows": 0, "quarantined": 0, "rejected": 0})
+                agg["rows"] += int(md.get("rows_landed", 0))
+                agg["quarantined"] += int(md.get("rows_quarantined", 0))
+                agg["rejected"] = max(agg["rejected"], int(md.get("payloads_rejected", 0)))  # per source, not entity
+            elif key[0] == "publish":
+                out.version = md.get("version")
+                out.unchanged = bool(md.get("unchanged"))
+                out.tables = int(md.get("tables", 0))
+                out.exported = int(md.get("tables_exported", 0))
+    return out

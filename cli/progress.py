@@ -6,6 +6,7 @@ one per tenth of the phase, so logs stay short and still show movement.
 """
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import sys
@@ -18,10 +19,20 @@ PLAIN_EVERY = 25  # plain lines for a count without a known total: one per this 
 
 
 def _stamp(message: str) -> str:
-    return f"[{time.monotonic() - _START:6.1f}s] {message}"
+    # a step process of the multiprocess executor counts from the start of the process running the job
+    t0 = os.environ.get("BENCHWH_PROGRESS_T0")
+    elapsed = time.time() - float(t0) if t0 else time.monotonic() - _START
+    return f"[{elapsed:6.1f}s] {message}"
+
+
+def started_at() -> float:
+    """This process's progress clock as a wall-clock time (handed to step processes)."""
+    return time.time() - (time.monotonic() - _START)
 
 
 def is_terminal() -> bool:
+    if os.environ.get("BENCHWH_PROGRESS_PLAIN") == "1":
+        return False  # several step processes write at once: no live line to share
     try:
         return sys.stderr.isatty()
     except (AttributeError, ValueError):

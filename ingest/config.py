@@ -50,6 +50,37 @@ def max_rps() -> float:
     return rps
 
 
+EXECUTORS = ("multiprocess", "in_process")
+ENGINES = ("duckdb", "spark")
+
+
+def executor() -> str:
+    """How `benchwh refresh` runs the job (env BENCHWH_EXECUTOR): in_process (default) or multiprocess
+    (a process per step, sources side by side; docs/scale-out.md says when it pays)."""
+    return os.environ.get("BENCHWH_EXECUTOR") or "in_process"
+
+
+def max_concurrent() -> int:
+    """Steps the multiprocess executor runs at once (env BENCHWH_MAX_CONCURRENT, default the CPUs)."""
+    value = os.environ.get("BENCHWH_MAX_CONCURRENT")
+    if not value:
+        return os.cpu_count() or 2
+    if not value.isdigit() or int(value) < 1:
+        raise SettingError(f"BENCHWH_MAX_CONCURRENT={value!r}: expected a whole number of steps at once, "
+                           "1 or more (default the number of CPUs)")
+    return int(value)
+
+
+def engine() -> str:
+    """The dbt engine of a refresh (env BENCHWH_ENGINE): duckdb (default) or spark."""
+    return os.environ.get("BENCHWH_ENGINE") or "duckdb"
+
+
+def spark_dir(run_id: str, home_dir: Path | None = None) -> Path:
+    """A Spark build's warehouse (Parquet tables, metastore) under the home: build/<run id>-spark."""
+    return Path(home_dir or home()) / "build" / f"{run_id}-spark"
+
+
 def _folder_problem(variable: str, path: Path) -> str | None:
     """Why `path` cannot be (or become) a folder, or None."""
     for p in (path, *path.parents):
@@ -77,6 +108,13 @@ def check_settings() -> list[str]:
         problem = _folder_problem("DAGSTER_HOME", Path(os.environ["DAGSTER_HOME"]).expanduser().resolve())
         if problem:
             problems.append(problem)
+    try:
+        max_concurrent()
+    except SettingError as exc:
+        problems.append(str(exc))
+    for env, name, known in (("BENCHWH_EXECUTOR", executor(), EXECUTORS), ("BENCHWH_ENGINE", engine(), ENGINES)):
+        if name not in known:
+            problems.append(f"{env}={name!r}: expected one of {', '.join(known)}")
     for env in URL_ENV.values():
         value = os.environ.get(env)
         if value and not value.startswith(("http://", "https://")):

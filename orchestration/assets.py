@@ -14,7 +14,9 @@ from ingest.raw_store import RawStore
 from ingest.replay import has_recording, replay_into_store
 from ingest.source import FetchContext, Source, SourceFailed, load_sources
 from cli.progress import count, landing_log, progress
+from orchestration.backfill import landing_lock
 from orchestration.checks import check_results, landing_check_specs, landing_key
+from orchestration.execution import die_with_run_process
 from orchestration.tags import OFFLINE_TAG, SOURCES_TAG
 
 def selected_for_fetch(tags: dict, source: Source) -> bool:
@@ -95,6 +97,7 @@ def build_landing_asset(source: Source) -> dg.AssetsDefinition:
     @dg.multi_asset(name=f"land_{source.name}", specs=specs, check_specs=landing_check_specs(source),
                     description=f"Fetch {source.name} into the raw store, validate and land Parquet.")
     def _land(context: dg.AssetExecutionContext):
+        die_with_run_process()
         tags = context.run.tags
         offline = tags.get(OFFLINE_TAG) == "1"
         store = RawStore(config.raw_dir())
@@ -110,7 +113,8 @@ def build_landing_asset(source: Source) -> dg.AssetsDefinition:
             this_fetch = fetch_source_entries(source, store, offline)
             stored = len({e.sha256 for e in this_fetch if e.status == 200})
         try:
-            outcomes = lander.land_pending(source)
+            with landing_lock(source.name, shared=False):  # never beside a backfill partition of it
+                outcomes = lander.land_pending(source)
         except SourceFailed as exc:
             raise dg.Failure(description=str(exc)) from None
         rows = sum(sum(o.landed.values()) for o in outcomes)

@@ -13,6 +13,7 @@ from dagster_dbt import DagsterDbtTranslator, DagsterDbtTranslatorSettings, DbtC
 
 from ingest import config
 from cli.progress import count, progress
+from orchestration.execution import die_with_run_process, finish_spark_build, spark_build_args, step_engine
 from orchestration.manifest import DBT_PROJECT, MANIFEST_PATH, prepare_if_dev
 from orchestration.dbt_state import (build_env, build_values, building_path, keep_parse, move_build,
                                      remove_building, reuse_parse)
@@ -205,6 +206,7 @@ def damage_stops_the_build() -> None:
     settings=DagsterDbtTranslatorSettings(enable_asset_checks=True)), name="dbt_build")
 def dbt_build(context: dg.AssetExecutionContext, dbt: DbtCliResource):
     """Build staging → marts/site/audit into warehouse/build/<run id>.duckdb, with dbt tests."""
+    die_with_run_process()
     refuse_partial_build(context)
     inputs = build_inputs()
     skipped = skip_reason(context, inputs)
@@ -245,6 +247,9 @@ def _run_dbt(context: dg.AssetExecutionContext, dbt: DbtCliResource, path: Path)
     if os.environ.get("BENCHWH_DBT_UNIT_TESTS") != "1":
         # unit tests check SQL logic, not data: CI runs them (tests/), nightly builds skip them
         args += ["--exclude-resource-type", "unit_test"]
+    engine = step_engine(context.run.tags)
+    if engine == "spark":
+        args += spark_build_args(context.run_id)
     invocation = dbt.cli(args, context=context, raise_on_error=False, target_path=target)
     # dbt's own log goes to a file, not the terminal of whoever runs `benchwh`
     log_dir = config.home() / "logs"
@@ -262,6 +267,10 @@ def _run_dbt(context: dg.AssetExecutionContext, dbt: DbtCliResource, path: Path)
         reason = first_dbt_failure(target)
         remove_build(context.run_id)
         raise dg.Failure(description=f"{reason} (run {context.run_id}, log {log_path})")
-    move_build(building, path)
-    keep_parse(target)
     progress(f"dbt: {built_summary(target)}")
+    if engine == "spark":
+        # Spark wrote Parquet tables, no DuckDB file: the run's build file is assembled from them
+        finish_spark_build(context.run_id, path, progress)
+    else:
+        move_build(building, path)
+        keep_parse(target)  # a DuckDB parse only: a Spark target's state would not serve the next build

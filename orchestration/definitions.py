@@ -2,6 +2,7 @@
 import dagster as dg
 
 from orchestration.assets import landing_assets
+from orchestration.backfill import backfill_job
 from orchestration.dbt_assets import dbt_build
 from orchestration.instance import sqlite_commits_without_fsync
 from orchestration.jobs import refresh_job, refresh_offline_job
@@ -14,7 +15,7 @@ sqlite_commits_without_fsync()  # also in the run processes `benchwh dev` launch
 
 defs = dg.Definitions(
     assets=[*landing_assets(), dbt_build, benchmarks_duckdb],
-    jobs=[refresh_job, refresh_offline_job],
+    jobs=[refresh_job, refresh_offline_job, backfill_job()],
     schedules=schedules,
     sensors=sensors,
     resources={"dbt": dbt_resource()},

@@ -5,6 +5,7 @@ import dagster as dg
 from cli.progress import progress
 from ingest import config
 from orchestration.dbt_assets import dbt_build
+from orchestration.execution import die_with_run_process
 from orchestration.resources import build_dir, build_path
 from publish.inputs import sidecar
 from publish.publish import EXPORTED_SCHEMAS, PublishError, publish
@@ -16,6 +17,7 @@ PUBLISH_KEY = dg.AssetKey(["publish", "benchmarks_duckdb"])
 @dg.asset(key=PUBLISH_KEY, deps=list(dbt_build.keys), group_name="publish", kinds={"duckdb", "parquet"},
           description="Atomic swap of the audited build onto warehouse/benchmarks.duckdb, exports and history.")
 def benchmarks_duckdb(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
+    die_with_run_process()
     path = build_path(context.run_id)
     if not path.exists():
         raise dg.Failure(description=(

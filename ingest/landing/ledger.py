@@ -7,6 +7,7 @@ landing/<source>/_ledger/.
 """
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 from dataclasses import dataclass, field
@@ -112,5 +113,6 @@ class Ledger:
     def _append_log(self, docs: list[dict]) -> None:
         if docs:
             with (self.dir / LEDGER_LOG).open("a", encoding="utf-8") as fh:
+                fcntl.flock(fh, fcntl.LOCK_EX)  # backfill partitions of a source append at once
                 fh.write("".join(json.dumps(d, sort_keys=True) + "\n" for d in docs))
 

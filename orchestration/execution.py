@@ -1,0 +1,123 @@
+"""How a refresh run is executed: Dagster's multiprocess executor (each source's landing in its own
+process, side by side) or in-process, and on which dbt engine (DuckDB, or Spark through dbt-spark).
+
+Settings (checked by ingest.config.check_settings): `BENCHWH_EXECUTOR` (`in_process`, the
+default of `benchwh refresh`, or `multiprocess`), `BENCHWH_MAX_CONCURRENT` (steps at once, default
+the number of CPUs), `BENCHWH_ENGINE` (`duckdb`, the default, or `spark`; `--engine` overrides it).
+Runs launched from the UI or the schedule use the job's default executor, multiprocess.
+"""
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import logging
+import os
+import signal
+from typing import Iterator, Sequence
+
+import dagster as dg
+
+from ingest.config import ENGINES, EXECUTORS, engine, executor, max_concurrent
+
+
+def refresh_job_def() -> dg.JobDefinition:
+    """The `refresh` job, rebuilt by each step process of the multiprocess executor (reconstructable)."""
+    from orchestration.definitions import defs
+
+    return defs.resolve_job_def("refresh")
+
+
+def run_config(executor_name: str | None = None, concurrent: int | None = None) -> dict:
+    executor_name = executor_name or executor()
+    if executor_name not in EXECUTORS:
+        raise ValueError(f"unknown executor {executor_name!r}; known: {', '.join(EXECUTORS)}")
+    if executor_name == "in_process":
+        execution = {"in_process": {}}
+    else:
+        # spawn: each step process is a child of this one (die_with_run_process relies on it)
+        execution = {"multiprocess": {"max_concurrent": concurrent or max_concurrent(),
+                                      "start_method": {"spawn": {}}}}
+    return {"execution": {"config": execution},
+            "loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
+
+
+@contextlib.contextmanager
+def execute_refresh(instance: dg.DagsterInstance, tags: dict, executor_name: str | None = None,
+                    concurrent: int | None = None,
+                    asset_selection: Sequence[dg.AssetKey] | None = None) -> Iterator:
+    """Run the refresh job; yields its result (events readable inside the block)."""
+    executor_name = executor_name or executor()
+    if executor_name == "in_process":
+        job = refresh_job_def()
+        yield job.execute_in_process(instance=instance, raise_on_error=False, tags=tags,
+                                     asset_selection=asset_selection,
+                                     run_config={"loggers": run_config("in_process")["loggers"]})
+        return
+    from cli.progress import started_at
+
+    step_env = {"BENCHWH_PROGRESS_PLAIN": "1", "BENCHWH_PROGRESS_T0": repr(started_at()),
+                "BENCHWH_RUN_PID": str(os.getpid())}  # step processes inherit them (spawn)
+    saved = {k: os.environ.get(k) for k in step_env}
+    os.environ.update(step_env)
+    quiet = logging.getLogger("dagster")  # the executor's per-step DEBUG lines are not progress
+    level = quiet.level
+    quiet.setLevel(logging.CRITICAL)
+    try:
+        with dg.execute_job(dg.reconstructable(refresh_job_def), instance=instance, tags=tags,
+                            run_config=run_config(executor_name, concurrent), raise_on_error=False,
+                            asset_selection=list(asset_selection) if asset_selection else None) as result:
+            yield result
+    finally:
+        quiet.setLevel(level)
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def die_with_run_process() -> None:
+    """In a step process of the multiprocess executor: SIGKILL when the process that runs the job
+    dies, so a killed `benchwh refresh` takes its steps (and their dbt, cli/dbt_guard.py) with it."""
+    expected = os.environ.get("BENCHWH_RUN_PID")
+    if not expected or int(expected) == os.getpid():
+        return  # in-process: nothing to follow
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != int(expected):
+        os._exit(137)  # the run process died before prctl took effect
+
+
+def step_engine(tags: dict) -> str:
+    """The dbt engine of a run: its `benchwh/engine` tag, else BENCHWH_ENGINE (default duckdb)."""
+    from orchestration.tags import ENGINE_TAG
+
+    name = tags.get(ENGINE_TAG) or engine()
+    if name not in ENGINES:
+        raise ValueError(f"unknown engine {name!r}; known: {', '.join(ENGINES)}")
+    return name
+
+
+def spark_build_args(run_id: str) -> list[str]:
+    """dbt arguments of a Spark build; its warehouse (Parquet tables, metastore) under build/."""
+    from ingest.config import spark_dir
+
+    folder = spark_dir(run_id)
+    folder.mkdir(parents=True, exist_ok=True)
+    os.environ["BENCHWH_SPARK_WAREHOUSE"] = str(folder)
+    return ["--target", "spark"]
+
+
+def finish_spark_build(run_id: str, build_file, log) -> None:
+    """The Spark build's published tables read into the run's DuckDB build file (publish/spark_build.py)."""
+    import shutil
+
+    from ingest.config import spark_dir
+    from orchestration.manifest import MANIFEST_PATH
+    from publish.spark_build import assemble_duckdb
+
+    rows = assemble_duckdb(spark_dir(run_id), build_file, MANIFEST_PATH)
+    log(f"spark: {len(rows)} tables read from Parquet into {build_file.name}")
+    shutil.rmtree(spark_dir(run_id), ignore_errors=True)
