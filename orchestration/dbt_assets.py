@@ -182,8 +182,10 @@ def skip_reason(context: dg.AssetExecutionContext, inputs: str) -> tuple[str, st
     """(published version, why) when this run's build would rebuild the published version.
 
     Only a refresh that fetches (live, offline or --source) skips: `--no-fetch` and `runs add`
-    ask for a build, and so does BENCHWH_DBT_UNIT_TESTS=1 (dbt's unit tests are wanted)."""
-    if context.run.tags.get(SOURCES_TAG, "all") == "none" or os.environ.get("BENCHWH_DBT_UNIT_TESTS") == "1":
+    ask for a build, and so does BENCHWH_DBT_UNIT_TESTS=1 (dbt's unit tests are wanted) or a
+    Spark refresh (the published version may have been built by DuckDB)."""
+    if (context.run.tags.get(SOURCES_TAG, "all") == "none" or os.environ.get("BENCHWH_DBT_UNIT_TESTS") == "1"
+            or step_engine(context.run.tags) != "duckdb"):
         return None
     published = published_inputs()
     if published is None or published[1] != inputs:
