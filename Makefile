@@ -46,13 +46,15 @@ java:
 		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless; }
 
 ## The parity test: the offline landing built on DuckDB and on Spark, every marts.* and site.*
-## table compared row for row (tests/test_spark_parity.py).
+## table compared row for row (tests/test_spark_parity.py), and `benchwh refresh --offline --engine
+## spark` publishing the DuckDB publication's rows (tests/test_refresh_spark.py), side by side.
+SPARK_TESTS := tests/test_spark_parity.py tests/test_refresh_spark.py
 test-spark: spark manifest
-	$(BIN)/python -m pytest -q -p no:cacheprovider tests/test_spark_parity.py
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n 2 --dist loadfile $(SPARK_TESTS)
 
 ## Run the test suite.
 test: $(STAMP) browser
-	$(BIN)/python -m pytest -q -n 3 --dist loadfile --no-loadscope-reorder
+	$(BIN)/python -m pytest -q -n 3 --dist loadfile --no-loadscope-reorder $(addprefix --ignore=,$(SPARK_TESTS))
 
 ## Lint the Python (ruff: pyflakes + pycodestyle errors, pyproject.toml) and the dbt SQL.
 lint: $(STAMP) lint-sql
