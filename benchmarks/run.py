@@ -173,7 +173,10 @@ def spark_dbt_phase(name: str, home: Path, work: Path, env: dict) -> dict:
     started = datetime.now(timezone.utc)
     build_vars = {"build_version": f"{started:%Y%m%dT%H%M%S%fZ}-bench", "build_id": f"bench-{name}",
                   "build_started_at": started.strftime("%Y-%m-%d %H:%M:%S.%f"), "code_revision": "bench"}
-    env = {**env, "BENCHWH_SPARK_WAREHOUSE": str(spark), "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
+    from publish.spark_build import spark_build_env
+
+    env = {**env, "BENCHWH_SPARK_WAREHOUSE": str(spark), "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
+           **spark_build_env(home)}
     cmd = [_bin("dbt"), "build", "--fail-fast", "--target", "spark", "--project-dir", str(ROOT / "dbt_project"),
            "--profiles-dir", str(ROOT / "dbt_project"), "--target-path", str(target), "--log-path",
            str(work / "logs"), "--vars", json.dumps(build_vars), "--exclude-resource-type", "unit_test"]

@@ -17,6 +17,7 @@ from typing import Iterator, Sequence
 
 import dagster as dg
 
+from ingest import config
 from ingest.config import ENGINES, EXECUTORS, engine, executor, max_concurrent
 
 
@@ -107,6 +108,9 @@ def spark_build_args(run_id: str) -> list[str]:
     folder = spark_dir(run_id)
     folder.mkdir(parents=True, exist_ok=True)
     os.environ["BENCHWH_SPARK_WAREHOUSE"] = str(folder)
+    from publish.spark_build import spark_build_env
+
+    os.environ.update(spark_build_env(config.home()))
     return ["--target", "spark"]
 
 

@@ -90,3 +90,48 @@ def assemble_duckdb(spark_warehouse: Path, build_file: Path, manifest_path: Path
         raise
     con.close()
     return rows
+
+
+# DuckDB column types of the landing placeholders -> Spark DDL types
+_SPARK_TYPES = {"VARCHAR": "string", "BIGINT": "bigint", "INTEGER": "int", "SMALLINT": "smallint",
+                "TINYINT": "tinyint", "DOUBLE": "double", "FLOAT": "float", "BOOLEAN": "boolean",
+                "DATE": "date", "TIMESTAMP": "timestamp", "TIMESTAMP WITH TIME ZONE": "timestamp",
+                "BLOB": "binary", "HUGEINT": "decimal(38,0)", "UBIGINT": "decimal(20,0)",
+                "UINTEGER": "bigint", "USMALLINT": "int", "UTINYINT": "smallint"}
+
+
+def spark_type(duckdb_type: str) -> str:
+    t = duckdb_type.upper()
+    if t.endswith("[]"):
+        return f"array<{spark_type(t[:-2])}>"
+    if t.startswith("DECIMAL"):
+        return t.lower()
+    if t not in _SPARK_TYPES:
+        raise ValueError(f"no Spark type for the landing column type {duckdb_type}")
+    return _SPARK_TYPES[t]
+
+
+def empty_landing_schemas(home: Path) -> dict[str, str]:
+    """`source.entity` -> Spark column DDL, for each landing entity that has no data file yet.
+
+    Spark never reads files whose names start with `_`, so it cannot infer a schema from an
+    entity's `_schema.parquet` placeholder alone (a home where grid was never fetched, a bench
+    home); the dbt macro register_landing_sources declares those sources with these columns."""
+    out: dict[str, str] = {}
+    con = duckdb.connect()
+    try:
+        for placeholder in sorted((Path(home) / "landing").glob("*/*/_schema.parquet")):
+            folder = placeholder.parent
+            if folder.parent.name.startswith("_") or any(folder.glob("[!_.]*.parquet")):
+                continue
+            described = con.execute("describe select * from read_parquet(?)", [str(placeholder)]).fetchall()
+            out[f"{folder.parent.name}.{folder.name}"] = ", ".join(
+                f"`{name}` {spark_type(kind)}" for name, kind, *_ in described)
+    finally:
+        con.close()
+    return out
+
+
+def spark_build_env(home: Path) -> dict[str, str]:
+    """What every Spark build of home's landing needs in its environment besides the warehouse."""
+    return {"BENCHWH_SPARK_EMPTY_SOURCES": json.dumps(empty_landing_schemas(home))}

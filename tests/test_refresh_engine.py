@@ -8,7 +8,7 @@ import json
 import duckdb
 import pytest
 
-from publish.spark_build import assemble_duckdb, spark_tables
+from publish.spark_build import assemble_duckdb, empty_landing_schemas, spark_tables, spark_type
 from tests.helpers.pipeline import run_benchwh
 
 
@@ -71,3 +71,22 @@ def test_spark_parquet_tables_become_the_duckdb_build(tmp_path):
         assert con.execute("SELECT * FROM site.page").fetchall() == [("a",)]
     finally:
         con.close()
+
+
+def test_landing_entities_without_data_are_declared_to_spark(tmp_path):
+    """Spark skips `_schema.parquet`, so an entity with only its placeholder gets its columns passed."""
+    con = duckdb.connect()
+    for entity, with_data in (("grid/intensity", False), ("runs/runs", True), ("_quarantine/grid", False)):
+        folder = tmp_path / "landing" / entity
+        folder.mkdir(parents=True)
+        select = ("select 'a'::varchar as area, 2024::bigint as year, 1.5::double as g, "
+                  "timestamp '2024-01-01' as at, ['x']::varchar[] as tags, 1.25::decimal(9,2) as d limit 0")
+        con.execute(f"copy ({select}) to '{folder / '_schema.parquet'}' (format parquet)")
+        if with_data:
+            con.execute(f"copy (select 1 as x) to '{folder / 'batch-1.parquet'}' (format parquet)")
+    con.close()
+    assert empty_landing_schemas(tmp_path) == {
+        "grid.intensity": "`area` string, `year` bigint, `g` double, `at` timestamp, `tags` array<string>, "
+                          "`d` decimal(9,2)"}
+    with pytest.raises(ValueError, match="no Spark type"):
+        spark_type("INTERVAL")

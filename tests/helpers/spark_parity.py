@@ -23,6 +23,7 @@ from pathlib import Path
 
 import duckdb
 
+from publish.spark_build import spark_build_env
 from tests.helpers.paths import PROJECT_ROOT
 
 DBT = str(Path(sys.executable).parent / "dbt")
@@ -67,7 +68,8 @@ def spark_build(home: Path, warehouse: Path, *args: str, command: str = "build",
     Data tests run; the dbt unit tests stay DuckDB's (their fixtures are DuckDB SQL)."""
     warehouse.mkdir(parents=True, exist_ok=True)
     extra = ("--exclude-resource-type", "unit_test") if command == "build" else ()
-    return run_dbt(home, warehouse, command, *extra, *args, BENCHWH_SPARK_WAREHOUSE=str(warehouse), **env_extra)
+    return run_dbt(home, warehouse, command, *extra, *args, BENCHWH_SPARK_WAREHOUSE=str(warehouse),
+                   **spark_build_env(home), **env_extra)
 
 
 def duckdb_build(home: Path, work: Path, *args: str, command: str = "build", **env_extra: str) -> Path:
