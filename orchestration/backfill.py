@@ -13,9 +13,6 @@ partitions take it shared: a refresh never lands a payload a partition is landin
 """
 from __future__ import annotations
 
-import contextlib
-import fcntl
-import os
 from pathlib import Path
 from typing import Iterator
 
@@ -24,6 +21,7 @@ import dagster as dg
 from cli.progress import landing_log, progress
 from ingest import config
 from ingest.landing import Lander
+from ingest.landing.lock import landing_lock
 from ingest.raw_store import RawEntry, RawStore
 from ingest.source import Source, SourceFailed, load_sources
 from orchestration.execution import die_with_run_process
@@ -42,19 +40,6 @@ class FetchDayStore(RawStore):
         for entry in super().payloads(source):
             if entry.fetched_at[:10] == self.day:
                 yield entry
-
-
-@contextlib.contextmanager
-def landing_lock(source: str, shared: bool) -> Iterator[None]:
-    """flock on the source's landing folder: exclusive for a whole landing, shared for a day's."""
-    folder = config.landing_dir() / source
-    folder.mkdir(parents=True, exist_ok=True)
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)  # closing releases the lock
 
 
 def backfill_sources() -> list[Source]:

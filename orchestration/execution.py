@@ -103,13 +103,11 @@ def step_engine(tags: dict) -> str:
 
 def spark_build_args(run_id: str) -> list[str]:
     """dbt arguments of a Spark build; its warehouse (Parquet tables, metastore) under build/."""
-    from ingest.config import spark_dir
-
-    folder = spark_dir(run_id)
-    folder.mkdir(parents=True, exist_ok=True)
-    os.environ["BENCHWH_SPARK_WAREHOUSE"] = str(folder)
     from publish.spark_build import spark_build_env
 
+    folder = config.spark_dir(run_id)
+    folder.mkdir(parents=True, exist_ok=True)
+    os.environ["BENCHWH_SPARK_WAREHOUSE"] = str(folder)
     os.environ.update(spark_build_env(config.home()))
     return ["--target", "spark"]
 
@@ -118,10 +116,9 @@ def finish_spark_build(run_id: str, build_file, log) -> None:
     """The Spark build's published tables read into the run's DuckDB build file (publish/spark_build.py)."""
     import shutil
 
-    from ingest.config import spark_dir
     from orchestration.manifest import MANIFEST_PATH
     from publish.spark_build import assemble_duckdb
 
-    rows = assemble_duckdb(spark_dir(run_id), build_file, MANIFEST_PATH)
+    rows = assemble_duckdb(config.spark_dir(run_id), build_file, MANIFEST_PATH)
     log(f"spark: {len(rows)} tables read from Parquet into {build_file.name}")
-    shutil.rmtree(spark_dir(run_id), ignore_errors=True)
+    shutil.rmtree(config.spark_dir(run_id), ignore_errors=True)

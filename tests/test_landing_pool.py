@@ -120,19 +120,3 @@ def test_pool_stops_at_a_failed_payload_as_in_process_landing_does(tmp_path, mon
     stop.set()
     assert outcomes[0] == outcomes[1]
     assert _files(tmp_path / "serial" / "landing") == _files(tmp_path / "pool" / "landing")
-
-
-def test_land_batch_over_the_planned_segments_equals_land_pending(tmp_path, monkeypatch):
-    """Lander.land_batch, the unit a caller splitting a backlog itself uses, writes what land_pending does."""
-    monkeypatch.setattr(lander_module, "BATCH_PAYLOADS", 150)
-    _raw(tmp_path / "a")
-    shutil.copytree(tmp_path / "a" / "raw", tmp_path / "b" / "raw")
-    source = load_sources(include_external=False)["localscore"]
-    whole = Lander(tmp_path / "a" / "landing", RawStore(tmp_path / "a" / "raw"), log=lambda m: None)
-    expected = whole.land_pending(source, workers=1)
-    parts = Lander(tmp_path / "b" / "landing", RawStore(tmp_path / "b" / "raw"), log=lambda m: None)
-    segments = lander_module.plan_segments(parts.pending("localscore"))
-    got = [o for seg in segments for o in parts.land_batch(source, seg)]
-    assert parts.land_batch(source, segments[0]) == []  # landed already: skipped
-    assert [vars(o) for o in got] == [vars(o) for o in expected]
-    assert _files(tmp_path / "a" / "landing") == _files(tmp_path / "b" / "landing")

@@ -1,6 +1,7 @@
 """Landing: validate parsed payloads with pandera and land them as Parquet; failing rows to quarantine.
 
   lander    Lander: parse pending payloads, land them one by one or in batches
+  lock      the lock on a source's landing folder (whole landing vs one backfill partition)
   ledger    the only reader and writer of landing/<source>/_ledger/ (what became of each payload)
   validate  pandera validation, the quarantine rows and files
   parquet   Parquet writing and reading, pandera dtype -> DuckDB type

@@ -11,7 +11,6 @@ rebuild from raw gives identical rows.
 A backlog is cut into segments before parsing (plan_segments); prepare_segment parses and validates
 one (in this process, or in a pool's worker above POOL_MIN_PAYLOADS pending payloads), and
 Lander._land_prepared writes each of its batches in order: the same files and ledger either way.
-Lander.land_batch(source, payloads) is that unit for a caller splitting a backlog itself.
 """
 from __future__ import annotations
 
@@ -214,28 +213,6 @@ class Lander:
         if source.kind != "snapshot":
             return []
         return [sum(o.landed.values()) for o in self.outcomes(source.name) if o.status == "landed"]
-
-    def land_batch(self, source: Source, payloads: list[RawEntry]) -> list[PayloadOutcome]:
-        """Land these payloads as one segment, in this process: the unit of land_pending, for a
-        caller that splits a backlog itself (e.g. a partitioned backfill). Payloads already ledgered
-        are skipped; the rest land in the order given (give them oldest first). Raises SourceFailed
-        at a failed payload, as land_pending does. One caller per source at a time (the ledger
-        and the volume rule are per source). Does not run Source.validate_payloads."""
-        self.ensure_layout(source)
-        pending = {e.sha256 for e in self.pending(source.name)}
-        if pending and self._drop_unfinished_batches(source, pending):
-            pending = {e.sha256 for e in self.pending(source.name)}
-        todo = [e for e in payloads if e.sha256 in pending]
-        state = _LandingState(recent=self._landed_totals(source))
-        batches, error = prepare_segment(source, self.store, todo)
-        outcomes: list[PayloadOutcome] = []
-        for batch in batches:
-            outcomes.extend(self._land_prepared(source, batch, state))
-            if outcomes and outcomes[-1].status == "failed":
-                raise SourceFailed(f"{source.name}: {outcomes[-1].reason}")
-        if error is not None:
-            raise error
-        return outcomes
 
     def _land_prepared(self, source: Source, batch: "_Batch", state: _LandingState) -> list[PayloadOutcome]:
         """Write, quarantine and ledger a batch prepared by prepare_batch(), in order.
