@@ -84,11 +84,9 @@ def run_phase(name: str, cmd: list[str], env: dict, log: Path) -> dict:
 def dbt_env(home: Path, env: dict, name: str) -> dict:
     """The environment the orchestration gives dbt (orchestration/dbt_state.py): the home's stable
     build path, the build's values in BENCHWH_BUILD_* (not `--vars`: they would void the parse)."""
-    from orchestration.dbt_state import build_env
+    from orchestration.dbt_state import build_env, build_values
 
-    started = datetime.now(timezone.utc)
-    values = {"build_version": f"{started:%Y%m%dT%H%M%S%fZ}-bench", "build_id": f"bench-{name}",
-              "build_started_at": started.strftime("%Y-%m-%d %H:%M:%S.%f"), "code_revision": "bench"}
+    values = build_values(f"bench-{name}", code_revision="bench")
     return {**env, **build_env(values), "BENCHWH_BUILD_PATH": str(home / "build" / "building.duckdb"),
             "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
 
@@ -167,19 +165,11 @@ def spark_dbt_phase(name: str, home: Path, work: Path, env: dict) -> dict:
     """The same `dbt build` on Spark local mode (`--target spark`, dbt-spark's session method), its
     tables then read into a DuckDB file as `benchwh refresh --engine spark` does (counted in the
     phase: it is part of a Spark refresh)."""
-    from publish.spark_build import assemble_duckdb
+    from publish.spark_build import assemble_duckdb, spark_build_env
 
     build, target, spark = work / f"{name}.duckdb", work / f"{name}-target", work / f"{name}-warehouse"
-    started = datetime.now(timezone.utc)
-    build_vars = {"build_version": f"{started:%Y%m%dT%H%M%S%fZ}-bench", "build_id": f"bench-{name}",
-                  "build_started_at": started.strftime("%Y-%m-%d %H:%M:%S.%f"), "code_revision": "bench"}
-    from publish.spark_build import spark_build_env
-
-    env = {**env, "BENCHWH_SPARK_WAREHOUSE": str(spark), "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
-           **spark_build_env(home)}
-    cmd = [_bin("dbt"), "build", "--fail-fast", "--target", "spark", "--project-dir", str(ROOT / "dbt_project"),
-           "--profiles-dir", str(ROOT / "dbt_project"), "--target-path", str(target), "--log-path",
-           str(work / "logs"), "--vars", json.dumps(build_vars), "--exclude-resource-type", "unit_test"]
+    env = {**dbt_env(home, env, name), "BENCHWH_SPARK_WAREHOUSE": str(spark), **spark_build_env(home)}
+    cmd = dbt_cmd("build", target, work) + ["--fail-fast", "--target", "spark", "--exclude-resource-type", "unit_test"]
     result = run_phase(name, cmd, env, work / f"{name}.log")
     t0 = time.perf_counter()
     rows = assemble_duckdb(spark, build, ROOT / "dbt_project" / "target" / "manifest.json")
