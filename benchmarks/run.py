@@ -56,11 +56,11 @@ def _bin(name: str) -> str:
     return str(path) if path.exists() else name
 
 
-def run_phase(name: str, cmd: list[str], env: dict, log: Path) -> dict:
+def run_phase(name: str, cmd: list[str], env: dict, log: Path, cwd: Path = ROOT) -> dict:
     """Run one phase as a child; return seconds, peak MB and the JSON line it printed (if any)."""
     started = time.perf_counter()
     with open(log, "w", encoding="utf-8") as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=ROOT)
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=cwd)
         _pid, status, usage = os.wait4(proc.pid, 0)
         proc.returncode = os.waitstatus_to_exitcode(status)
     seconds = time.perf_counter() - started
@@ -84,10 +84,10 @@ def run_phase(name: str, cmd: list[str], env: dict, log: Path) -> dict:
 def dbt_env(home: Path, env: dict, name: str) -> dict:
     """The environment the orchestration gives dbt (orchestration/dbt_state.py): the home's stable
     build path, the build's values in BENCHWH_BUILD_* (not `--vars`: they would void the parse)."""
-    from orchestration.dbt_state import build_env, build_values
+    from orchestration.dbt_state import BUILDING_IN_HOME, build_env, build_values
 
     values = build_values(f"bench-{name}", code_revision="bench")
-    return {**env, **build_env(values), "BENCHWH_BUILD_PATH": str(home / "build" / "building.duckdb"),
+    return {**env, **build_env(values), "BENCHWH_BUILD_PATH": BUILDING_IN_HOME,
             "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
 
 
@@ -100,7 +100,7 @@ def parse_phase(home: Path, work: Path, env: dict) -> dict:
     """`dbt parse` into the home's dbt-state/, as the first build of a home leaves it."""
     state = home / "dbt-state"
     result = run_phase("dbt_parse", dbt_cmd("parse", state, work), dbt_env(home, env, "parse"),
-                       work / "dbt_parse.log")
+                       work / "dbt_parse.log", cwd=home)
     manifest = json.loads((state / "manifest.json").read_text())
     result["rows"] = len(manifest.get("nodes", {}))
     return result
@@ -118,7 +118,7 @@ def dbt_phase(name: str, home: Path, work: Path, env: dict) -> dict:
     if env.get("BENCHWH_DBT_UNIT_TESTS") != "1":
         # as orchestration/dbt_assets.py: refresh builds skip dbt unit tests (CI runs them)
         cmd += ["--exclude-resource-type", "unit_test"]
-    result = run_phase(name, cmd, dbt_env(home, env, name), work / f"{name}.log")
+    result = run_phase(name, cmd, dbt_env(home, env, name), work / f"{name}.log", cwd=home)  # dbt runs in the home
     move_build(home / "build" / "building.duckdb", build)
     import duckdb
 
@@ -170,7 +170,7 @@ def spark_dbt_phase(name: str, home: Path, work: Path, env: dict) -> dict:
     build, target, spark = work / f"{name}.duckdb", work / f"{name}-target", work / f"{name}-warehouse"
     env = {**dbt_env(home, env, name), "BENCHWH_SPARK_WAREHOUSE": str(spark), **spark_build_env(home)}
     cmd = dbt_cmd("build", target, work) + ["--fail-fast", "--target", "spark", "--exclude-resource-type", "unit_test"]
-    result = run_phase(name, cmd, env, work / f"{name}.log")
+    result = run_phase(name, cmd, env, work / f"{name}.log", cwd=home)
     t0 = time.perf_counter()
     rows = assemble_duckdb(spark, build, ROOT / "dbt_project" / "target" / "manifest.json")
     result["seconds"] = round(result["seconds"] + time.perf_counter() - t0, 2)

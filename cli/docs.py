@@ -34,7 +34,7 @@ def generate_docs() -> Path:
             [dbt_executable(), "docs", "generate", "--static", "--project-dir", str(DBT_PROJECT_DIR),
              "--profiles-dir", str(DBT_PROJECT_DIR), "--target-path", str(target), "--log-path", str(Path(tmp) / "logs"),
              "--vars", json.dumps({"build_version": version["version"], "code_revision": version["code_revision"]})],
-            env=env, capture_output=True, text=True, cwd=str(DBT_PROJECT_DIR))
+            env=env, capture_output=True, text=True, cwd=str(config.home()))  # dbt runs in the home
         if proc.returncode != 0 or not (target / "static_index.html").exists():
             lines = [l for l in (proc.stdout + proc.stderr).splitlines() if "error" in l.lower()] or \
                 (proc.stdout + proc.stderr).strip().splitlines() or ["no output"]

@@ -15,7 +15,7 @@ from ingest import config
 from cli.progress import count, progress
 from orchestration.execution import die_with_run_process, finish_spark_build, spark_build_args, step_engine
 from orchestration.manifest import DBT_PROJECT, MANIFEST_PATH, prepare_if_dev
-from orchestration.dbt_state import (build_env, build_values, building_path, keep_parse, move_build,
+from orchestration.dbt_state import (BUILDING_IN_HOME, build_env, build_values, building_path, keep_parse, move_build,
                                      remove_building, reuse_parse)
 from orchestration.resources import build_dir, build_path
 from orchestration.tags import SOURCES_TAG
@@ -236,7 +236,7 @@ def dbt_build(context: dg.AssetExecutionContext, dbt: DbtCliResource):
 def _run_dbt(context: dg.AssetExecutionContext, dbt: DbtCliResource, path: Path):
     building = building_path()
     remove_building(building)
-    os.environ["BENCHWH_BUILD_PATH"] = str(building)
+    os.environ["BENCHWH_BUILD_PATH"] = BUILDING_IN_HOME  # = building, from the home dbt runs in
     os.environ["BENCHWH_HOME"] = str(config.home())
     os.environ["BENCHWH_PARENT_PID"] = str(os.getpid())  # benchwh-dbt exits if this process is gone
     os.environ.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")

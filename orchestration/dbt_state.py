@@ -4,12 +4,16 @@ benchmark uses it too.
 dbt re-parses the whole project (10-15 s) whenever its partial-parse key changes: the cli
 `--vars`, the profile's connection values (the DuckDB path), the env vars read by
 dbt_project.yml, or when `partial_parse.msgpack` is missing from the target folder. So a build:
-  - writes to the same path every time, `build/building.duckdb`, renamed to
-    `build/<run id>.duckdb` once dbt has exited (one dbt at a time per home: a lock);
+  - runs in the warehouse home (cli/dbt_guard.py) and names no home in the parse: the project's
+    paths are relative to it (`landing/...`, `raw/...`), and it writes to the same relative path
+    every time, `build/building.duckdb`, renamed to `build/<run id>.duckdb` once dbt has exited
+    (one dbt at a time per home: a lock);
   - passes the values naming it (version, run id, start time, code revision) in the environment,
     read by dbt only while executing (dbt_project/macros/build_value.sql), not as `--vars`;
   - starts from the parse state the previous successful build left in `dbt-state/`
-    (partial_parse.msgpack, copied into its own target folder) and leaves its own there.
+    (partial_parse.msgpack, copied into its own target folder) and leaves its own there; a home
+    without one (a new home, a copy) starts from the install's (`make manifest`'s `dbt parse`,
+    dbt_project/target/), which has the same key.
 dbt still checks every project file's hash, so an edited model is re-parsed alone.
 """
 from __future__ import annotations
@@ -23,6 +27,8 @@ from ingest import config
 
 PARSE_STATE = "partial_parse.msgpack"
 BUILDING = "building.duckdb"
+# the profile's path (dbt_project/profiles.yml), relative to the home dbt runs in
+BUILDING_IN_HOME = f"build/{BUILDING}"
 
 
 def build_dir() -> Path:
@@ -55,15 +61,22 @@ def build_env(values: dict[str, str]) -> dict[str, str]:
     return {f"BENCHWH_{k.upper()}": v for k, v in values.items()}
 
 
+def install_parse_state() -> Path:
+    """The parse `make manifest` (orchestration/manifest.py) leaves in dbt_project/target/."""
+    return config.dbt_project_dir() / "target"
+
+
 def reuse_parse(target: Path, state: Path | None = None) -> bool:
-    """Copy the kept parse state into a build's new target folder; False when there is none yet."""
-    source = (state or parse_state_dir()) / PARSE_STATE
+    """Copy the kept parse state (else the install's) into a build's new target folder; False when
+    there is neither. A stale or torn copy costs a full parse, never a wrong build: dbt checks it."""
     target.mkdir(parents=True, exist_ok=True)
-    try:
-        shutil.copyfile(source, target / PARSE_STATE)
-    except OSError:
-        return False
-    return True
+    for folder in (state or parse_state_dir(), install_parse_state()):
+        try:
+            shutil.copyfile(folder / PARSE_STATE, target / PARSE_STATE)
+        except OSError:
+            continue
+        return True
+    return False
 
 
 def keep_parse(target: Path, state: Path | None = None) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import shutil
 import time
 
 import pytest
@@ -39,17 +40,18 @@ def build_info(path) -> tuple:
         con.close()
 
 
-def test_a_second_build_does_not_parse_the_dbt_project_again(warehouse_copy):
+def test_builds_in_a_new_home_and_after_it_do_not_parse_the_dbt_project_again(warehouse_copy):
     home = warehouse_copy
     (home / "benchmarks.duckdb").unlink()  # both refreshes build and publish
+    shutil.rmtree(home / "dbt-state")  # a home no build ran in: it starts from the install's parse
     first = run_benchwh(home, "refresh", "--no-fetch")
     assert first.returncode == 0, first.stderr
     assert (home / "dbt-state" / "partial_parse.msgpack").exists()
     second = run_benchwh(home, "refresh", "--no-fetch")
     assert second.returncode == 0, second.stderr
     assert second.stdout.startswith("nothing new:") or second.stdout.startswith("refreshed ")
-    # the copy's first build parses (its build path is new to dbt); the next one reuses that parse
-    assert any(m in dbt_log(home, first.stdout) for m in FULL_PARSE)
+    # nothing in the parse names a home (dbt runs in it, with relative paths): neither build parses
+    assert not any(m in dbt_log(home, first.stdout) for m in FULL_PARSE)
     second_log = next(p for p in sorted((home / "logs").glob("dbt-*.log"), key=os.path.getmtime)[-1:])
     assert not any(m in second_log.read_text(errors="replace") for m in FULL_PARSE)
     # the values naming the build still reach audit.build_info (env, not --vars)
@@ -95,3 +97,15 @@ def test_a_refresh_with_nothing_new_skips_the_build_and_one_after_a_new_run_buil
     proc = run_benchwh(home, "refresh", "--offline")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("nothing new:") and "build skipped" in proc.stdout and after in proc.stdout
+
+
+def test_the_kept_parse_comes_first_then_the_installs(tmp_path):
+    from orchestration.dbt_state import PARSE_STATE, install_parse_state, reuse_parse
+
+    kept = tmp_path / "dbt-state"
+    kept.mkdir()
+    (kept / PARSE_STATE).write_bytes(b"kept")
+    assert reuse_parse(tmp_path / "t1", kept) and (tmp_path / "t1" / PARSE_STATE).read_bytes() == b"kept"
+    (kept / PARSE_STATE).unlink()
+    assert reuse_parse(tmp_path / "t2", kept)
+    assert (tmp_path / "t2" / PARSE_STATE).read_bytes() == (install_parse_state() / PARSE_STATE).read_bytes()

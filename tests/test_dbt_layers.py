@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -26,16 +24,11 @@ PUBLISHED = {"marts", "site", "audit"}
 
 
 @pytest.fixture(scope="module")
-def manifest(tmp_path_factory) -> dict:
-    target = tmp_path_factory.mktemp("dbt-parse-target")
-    dbt = Path(sys.executable).with_name("dbt")
-    proc = subprocess.run(
-        [str(dbt), "parse", "--project-dir", str(PROJECT), "--profiles-dir", str(PROJECT),
-         "--target-path", str(target), "--no-partial-parse", "--quiet"],
-        cwd=PROJECT, capture_output=True, text=True,
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    return json.loads((target / "manifest.json").read_text())
+def manifest() -> dict:
+    """dbt's parse of the project as it is now (prepared when any project file changed)."""
+    from orchestration.manifest import prepare_manifest
+
+    return json.loads(prepare_manifest().read_text())
 
 
 def layer(node: dict) -> str:

@@ -215,7 +215,7 @@ def staging_build(manifest, tmp_path_factory, request) -> dict[str, dict]:
         [dbt_executable(), "build", "--project-dir", str(DBT_PROJECT_DIR), "--profiles-dir", str(DBT_PROJECT_DIR),
          "--target-path", str(target), "--log-path", str(root / "logs"), "--indirect-selection", "cautious",
          "--select", *names],
-        env=env, capture_output=True, text=True, timeout=900,
+        env=env, capture_output=True, text=True, timeout=900, cwd=home,  # paths are relative to the home
     )
     results_path = target / "run_results.json"
     assert results_path.exists(), f"dbt build produced no results: {(proc.stdout + proc.stderr)[-2000:]}"

@@ -8,22 +8,29 @@ from pathlib import Path
 
 import duckdb
 
+from orchestration.dbt_state import BUILDING_IN_HOME, move_build, remove_building, reuse_parse
 from tests.helpers.paths import PROJECT_ROOT as PROJECT
 
 DBT = str(Path(sys.executable).parent / "dbt")
 
 
 def dbt_build(home: Path, work: Path, select: list[str], *extra: str, timeout: float = 900) -> Path:
-    """Build the selected models (with their data and unit tests) into a new DuckDB file under work/."""
+    """Build the selected models (with their data and unit tests) as a refresh runs dbt: in the home,
+    from the install's parse state; the build file is then moved to work/build.duckdb."""
     build = work / "build.duckdb"
+    building = home / BUILDING_IN_HOME
+    remove_building(building)
+    building.parent.mkdir(parents=True, exist_ok=True)
+    reuse_parse(work / "target", home / "dbt-state")
     env = {k: v for k, v in os.environ.items() if not k.startswith("BENCHWH_")}
-    env.update(BENCHWH_HOME=str(home), BENCHWH_BUILD_PATH=str(build), DBT_SEND_ANONYMOUS_USAGE_STATS="false")
+    env.update(BENCHWH_HOME=str(home), DBT_SEND_ANONYMOUS_USAGE_STATS="false")
     cmd = [DBT, "build", "--project-dir", str(PROJECT / "dbt_project"),
            "--profiles-dir", str(PROJECT / "dbt_project"),
            "--target-path", str(work / "target"), "--log-path", str(work / "logs"),
            *extra, "--select", *select]
-    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout, cwd=home)
     assert done.returncode == 0, done.stdout[-4000:]
+    move_build(building, build)
     return build
 
 

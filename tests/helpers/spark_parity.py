@@ -59,7 +59,7 @@ def run_dbt(home: Path, work: Path, command: str, *args: str, target: str = "spa
     cmd = [DBT, command, "--target", target, "--project-dir", str(PROJECT), "--profiles-dir", str(PROJECT),
            "--target-path", str(work / f"target-{target}"), "--log-path", str(work / f"logs-{target}"), *args]
     return subprocess.run(cmd, env=_env(home, **env_extra), capture_output=True, text=True, timeout=timeout,
-                          cwd=str(PROJECT))
+                          cwd=str(home))  # the project's paths are relative to the home
 
 
 def spark_build(home: Path, warehouse: Path, *args: str, command: str = "build",
