@@ -14,7 +14,7 @@ ACCENT = "#2563eb"
 
 def _svg(chart: alt.TopLevelMixin) -> str:
     chart = chart.configure(font=FONT, background="white").configure_view(stroke=None)
-    svg = vlc.vegalite_to_svg(chart.to_dict())
+    svg = vlc.vegalite_to_svg(chart.to_dict(validate=False))  # specs are ours; vl-convert reports errors
     # vl-convert writes a fixed-size SVG: let it shrink with the page
     return svg.replace("<svg ", '<svg role="img" style="max-width:100%;height:auto" ', 1)
 
