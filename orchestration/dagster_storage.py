@@ -19,7 +19,6 @@ import yaml
 from dagster._core.storage.event_log.sqlite.sqlite_event_log import (
     INDEX_SHARD_NAME,
     SqliteEventLogStorage,
-    SqliteEventLogStorageWatchdog,
 )
 from dagster._core.storage.runs.sqlite.sqlite_run_storage import SqliteRunStorage
 from dagster._core.storage.schedules.sqlite.sqlite_schedule_storage import SqliteScheduleStorage
@@ -76,11 +75,19 @@ class PooledSqliteEventLogStorage(SqliteEventLogStorage, _ForkSafe):
     def __init__(self, base_dir: str, inst_data: ConfigurableClassData | None = None):
         self._engines: OrderedDict[str, db.Engine] = OrderedDict()
         self._engines_pid = os.getpid()
+        self._tables_seen: set[str] = set()
         super().__init__(base_dir, inst_data)
 
     @classmethod
     def from_config_value(cls, inst_data, config_value):  # the base class builds itself by name
         return cls(inst_data=inst_data, **config_value)
+
+    def has_table(self, table_name: str) -> bool:
+        # Dagster asks (a new engine and connection each time) before storing every asset check
+        # event; a table that exists stays (migrations add, wipe deletes rows)
+        if table_name not in self._tables_seen and super().has_table(table_name):
+            self._tables_seen.add(table_name)
+        return table_name in self._tables_seen
 
     def _engine(self, shard: str) -> db.Engine:
         if self._engines_reset_after_fork(self._engines.values()):
@@ -103,8 +110,16 @@ class PooledSqliteEventLogStorage(SqliteEventLogStorage, _ForkSafe):
             if shard not in self._initialized_dbs:
                 self._initdb(engine)
                 self._initialized_dbs.add(shard)
-            with engine.connect() as conn, conn.begin():
-                yield conn
+            with engine.connect() as conn:
+                sqlite = conn.connection.dbapi_connection
+                changes = sqlite.total_changes
+                with conn.begin():
+                    yield conn
+                if shard != INDEX_SHARD_NAME and sqlite.total_changes != changes:
+                    # Dagster's watcher of a run's events (the UI's live run log) wakes when the
+                    # run's .db changes; a kept connection commits into the -wal, so copy it over
+                    # now, as closing the connection did (no fsync: synchronous=OFF)
+                    conn.exec_driver_sql("PRAGMA wal_checkpoint(PASSIVE)")
 
     def _dispose_engines(self) -> None:
         with self._db_lock:
@@ -119,29 +134,6 @@ class PooledSqliteEventLogStorage(SqliteEventLogStorage, _ForkSafe):
     def dispose(self) -> None:
         super().dispose()
         self._dispose_engines()
-
-    def watch(self, run_id: str, cursor: str | None, callback) -> None:
-        # A kept connection commits into <run>.db-wal; the .db changes only at a checkpoint.
-        if not self._obs:
-            from watchdog.observers import Observer
-
-            self._obs = Observer()
-            self._obs.start()
-        watchdog = _RunDbOrWalWatchdog(self, run_id, callback, cursor)
-        self._watchers[run_id][callback] = (watchdog, self._obs.schedule(watchdog, self._base_dir, recursive=True))
-
-
-class _RunDbOrWalWatchdog(SqliteEventLogStorageWatchdog):
-    """Dagster's watcher of a run's events (the UI's live run log), woken by its -wal file too."""
-
-    def __init__(self, event_log_storage, run_id, callback, cursor, **kwargs):
-        log_path = event_log_storage.path_for_shard(run_id)
-        super().__init__(event_log_storage, run_id, callback, cursor, **kwargs)
-        self._patterns = [log_path, log_path + "-wal"]
-
-    def on_modified(self, event) -> None:
-        if os.fsdecode(event.src_path) in self._patterns:
-            self._process_log()
 
 
 class PooledSqliteRunStorage(SqliteRunStorage, _ForkSafe):
