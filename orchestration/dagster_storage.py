@@ -55,7 +55,7 @@ def pooled_engine(conn_string: str) -> db.Engine:
 class _ForkSafe:
     """Engines made in this process only: a forked child gets none of its parent's connections."""
 
-    def _engines_reset_after_fork(self, engines) -> None:
+    def _engines_reset_after_fork(self, engines) -> bool:
         if getattr(self, "_engines_pid", None) != os.getpid():
             for engine in engines:
                 engine.dispose(close=False)  # the parent still uses them

@@ -46,8 +46,11 @@ def dagster_home() -> Path:
 
 
 def sqlite_commits_without_fsync() -> None:
-    """Dagster's sqlite storage opens, commits and closes a connection per event (~800 a refresh
-    that builds), each with fsyncs: 15-40 s of a refresh on a busy disk. Its databases under
+    """Dagster's stock sqlite storage opens, commits and closes a connection per event (~800 a
+    refresh that builds), each with fsyncs: 15-40 s of a refresh on a busy disk. Ours
+    (orchestration/dagster_storage.py) keeps one connection per database and sets the same pragma;
+    this hook covers the engines Dagster still makes (schema setup, schedules) and a hand-written
+    dagster.yaml. Its databases under
     DAGSTER_HOME are run history, not warehouse data, so they are written with synchronous=OFF:
     a killed process loses nothing (the OS has the pages); a power cut may damage the run history
     (delete $BENCHWH_HOME/dagster to start it afresh), never the warehouse, which fsyncs its own."""
