@@ -63,14 +63,18 @@ def floor_sql(home: Path) -> str:
 def floor(home: Path, out: Path) -> dict:
     import duckdb
 
+    from ingest import config
+
     out.unlink(missing_ok=True)
-    con = duckdb.connect(str(out))
+    # the pipeline's memory limit (BENCHWH_DUCKDB_MEMORY_LIMIT): the yardstick runs under the same one
+    con = duckdb.connect(str(out), config=config.duckdb_config())
     try:
+        memory_limit = con.execute("select current_setting('memory_limit')").fetchone()[0]
         con.execute(floor_sql(home))
         rows = con.execute("select count(*) from floor_speed_summary").fetchone()[0]
     finally:
         con.close()
-    return {"rows": rows, "detail": {}}
+    return {"rows": rows, "detail": {"memory_limit": memory_limit}}
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -326,6 +326,13 @@ def main(argv: list[str] | None = None) -> int:
     if not (0 < args.scale <= 10):
         print(f"benchmarks.run: --scale must be in (0, 10], got {args.scale}", file=sys.stderr)
         return 2
+    from ingest import config
+
+    try:  # every DuckDB phase and the floor run under it: a bad value fails here, not in a phase
+        memory_limit = config.duckdb_memory_limit()
+    except config.SettingError as exc:
+        print(f"benchmarks.run: {exc}", file=sys.stderr)
+        return 2
     out = args.out or ROOT / "warehouse" / "bench" / f"bench-scale-{args.scale:g}.json"
     if args.work is not None:
         work = args.work.resolve()
@@ -345,9 +352,10 @@ def main(argv: list[str] | None = None) -> int:
     py = sys.executable
     report: dict = {"scale": args.scale, "seed": args.seed,
                     "dbt_unit_tests": env.get("BENCHWH_DBT_UNIT_TESTS") == "1",
+                    "duckdb_memory_limit": memory_limit,
                     "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
                     "machine": machine(), "work": str(work), "phases": []}
-    print(f"benchmark at scale {args.scale:g} in {work}", flush=True)
+    print(f"benchmark at scale {args.scale:g} in {work} (DuckDB memory limit {memory_limit})", flush=True)
     try:
         gen = run_phase("generate", [py, "-m", "benchmarks.generate", "--scale", str(args.scale),
                                      "--seed", str(args.seed), "--home", str(home),

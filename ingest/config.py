@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 USER_AGENT = "benchwh/0.1 (Bench Warehouse; +https://github.com/bench-warehouse/bench-warehouse)"
@@ -71,6 +72,42 @@ def max_concurrent() -> int:
     return int(value)
 
 
+# DuckDB's memory limit for every connection that does heavy work (the dbt build, publish, the
+# benchmark floor); beyond it DuckDB spills to disk. DuckDB's own default is 80% of RAM, which
+# lets one query pass DESIGN §8's 2 GB. dbt_project/profiles.yml repeats this default (a
+# profile cannot import it; tests/test_settings.py checks that they agree).
+DUCKDB_MEMORY_LIMIT_DEFAULT = "1GB"
+DUCKDB_MEMORY_LIMIT_ENV = "BENCHWH_DUCKDB_MEMORY_LIMIT"
+DUCKDB_TMP_PREFIX = "duckdb-tmp-"  # + pid: a file-less connection's spill folder under build/
+_MEMORY = re.compile(r"(\d+(?:\.\d+)?) ?(KB|MB|GB|TB|KiB|MiB|GiB|TiB|%)", re.IGNORECASE)
+
+
+def duckdb_memory_limit() -> str:
+    """DuckDB's memory_limit (env BENCHWH_DUCKDB_MEMORY_LIMIT, default 1GB): a size such as 1.5GB or
+    800MiB, or a share of RAM such as 50%."""
+    value = os.environ.get(DUCKDB_MEMORY_LIMIT_ENV)
+    if not value:
+        return DUCKDB_MEMORY_LIMIT_DEFAULT
+    match = _MEMORY.fullmatch(value)
+    if not match or float(match.group(1)) <= 0 or (match.group(2) == "%" and float(match.group(1)) > 100):
+        raise SettingError(f"{DUCKDB_MEMORY_LIMIT_ENV}={value!r}: expected a positive size with its unit, "
+                           f"such as 1.5GB, 800MB or 2GiB, or a share of RAM such as 50% "
+                           f"(default {DUCKDB_MEMORY_LIMIT_DEFAULT})")
+    return value
+
+
+def duckdb_config(home_dir: Path | None = None, file_less: bool = False) -> dict[str, str]:
+    """The `config` of a DuckDB connection that does heavy work. A file's connection spills next to
+    its file (`<file>.tmp`); a file-less one would spill to ./.tmp, outside the home, so it gets a
+    folder of its own process under build/ (DuckDB removes it on close)."""
+    settings = {"memory_limit": duckdb_memory_limit()}
+    if file_less:
+        build = Path(home_dir or home()) / "build"
+        build.mkdir(parents=True, exist_ok=True)  # DuckDB makes the folder, not its parents
+        settings["temp_directory"] = str(build / f"{DUCKDB_TMP_PREFIX}{os.getpid()}")
+    return settings
+
+
 def engine() -> str:
     """The dbt engine of a refresh (env BENCHWH_ENGINE): duckdb (default) or spark."""
     return os.environ.get("BENCHWH_ENGINE") or "duckdb"
@@ -108,10 +145,11 @@ def check_settings() -> list[str]:
         problem = _folder_problem("DAGSTER_HOME", Path(os.environ["DAGSTER_HOME"]).expanduser().resolve())
         if problem:
             problems.append(problem)
-    try:
-        max_concurrent()
-    except SettingError as exc:
-        problems.append(str(exc))
+    for check in (max_concurrent, duckdb_memory_limit):
+        try:
+            check()
+        except SettingError as exc:
+            problems.append(str(exc))
     for env, name, known in (("BENCHWH_EXECUTOR", executor(), EXECUTORS), ("BENCHWH_ENGINE", engine(), ENGINES)):
         if name not in known:
             problems.append(f"{env}={name!r}: expected one of {', '.join(known)}")

@@ -147,7 +147,7 @@ def diff_files(old_path: Path, new_path: Path) -> dict:
     for p in (old_path, new_path):
         if not Path(p).is_file():
             raise DiffError(f"no warehouse file {p}")
-    con = duckdb.connect(":memory:")
+    con = duckdb.connect(":memory:", config=config.duckdb_config(file_less=True))
     try:
         con.execute(f"ATTACH {_sql_str(old_path)} AS old (READ_ONLY)")
         con.execute(f"ATTACH {_sql_str(new_path)} AS new (READ_ONLY)")

@@ -59,7 +59,7 @@ def _sql_path(path: Path) -> str:
 
 def finalize_build(path: Path) -> None:
     """CHECKPOINT and close, so the file is complete on its own (no .wal beside it)."""
-    con = duckdb.connect(str(path))
+    con = duckdb.connect(str(path), config=config.duckdb_config())
     try:
         con.execute("CHECKPOINT")
     finally:
@@ -84,7 +84,7 @@ def table_inventory(con: duckdb.DuckDBPyConnection) -> dict[str, dict]:
 
 def audit_build(path: Path) -> dict[str, dict]:
     """Open the build read-only and check it is self-contained and complete."""
-    con = duckdb.connect(str(path), read_only=True)
+    con = duckdb.connect(str(path), read_only=True, config=config.duckdb_config())
     try:
         views = con.execute("SELECT schema_name || '.' || view_name FROM duckdb_views() "
                             "WHERE NOT internal AND database_name = current_database()").fetchall()
@@ -107,7 +107,7 @@ def read_version(path: Path) -> dict | None:
     if not path.exists():
         return None
     try:
-        con = duckdb.connect(str(path), read_only=True)
+        con = duckdb.connect(str(path), read_only=True, config=config.duckdb_config())
     except duckdb.Error:
         return None
     try:
@@ -203,7 +203,7 @@ def write_exports(published: Path, inventory: dict, version: dict, sources_meta:
     names = [t.split(".", 1)[1] for t in exported]
     if len(set(names)) != len(names):
         raise PublishError("two exported tables share a name across schemas")
-    con = duckdb.connect(str(published), read_only=True)
+    con = duckdb.connect(str(published), read_only=True, config=config.duckdb_config())
     try:
         for table in exported:
             name = table.split(".", 1)[1]
@@ -300,6 +300,11 @@ def _runs_with_live_writer(folder: Path) -> set[str]:
     return live
 
 
+def _spill_owner_alive(name: str) -> bool:
+    pid = name[len(config.DUCKDB_TMP_PREFIX):]
+    return pid.isdigit() and (int(pid) == os.getpid() or pid_alive(int(pid)))
+
+
 def clean_abandoned_builds(keep: Path | None = None, log: Callable[[str], None] | None = None) -> int:
     """Remove build files (and their WALs and dbt targets) left by runs that died. Call under the refresh lock."""
     folder = config.home() / "build"
@@ -312,6 +317,8 @@ def clean_abandoned_builds(keep: Path | None = None, log: Callable[[str], None] 
             continue
         if any(item.name.startswith(run) for run in live):
             continue  # a dbt that is still running writes these: never pull them from under it
+        if item.name.startswith(config.DUCKDB_TMP_PREFIX) and _spill_owner_alive(item.name):
+            continue  # a file-less DuckDB connection's spill folder (config.duckdb_config)
         if item.is_dir():
             shutil.rmtree(item, ignore_errors=True)
         else:

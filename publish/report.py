@@ -22,7 +22,7 @@ def resolution_report(published, top: int = 10) -> dict | None:
     import duckdb
 
     try:
-        con = duckdb.connect(str(published), read_only=True)
+        con = duckdb.connect(str(published), read_only=True, config=config.duckdb_config())
     except duckdb.Error:
         return None
     try:
@@ -55,7 +55,7 @@ def where_runs_went(accepted: list, published) -> list[str]:
     run_ids = sorted({rid for r in accepted for rid in r.runs})
     if not run_ids:
         return []
-    con = duckdb.connect(str(published), read_only=True)
+    con = duckdb.connect(str(published), read_only=True, config=config.duckdb_config())
     try:
         rows = con.execute(
             "SELECT source_run_id, any_value(trust), any_value(raw_hardware_name), "

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import duckdb
 
+from ingest import config
+
 PUBLISHED_SCHEMAS = ("marts", "site", "audit")
 
 
@@ -59,7 +61,7 @@ def assemble_duckdb(spark_warehouse: Path, build_file: Path, manifest_path: Path
         raise RuntimeError(f"the Spark build wrote no tables under {Path(spark_warehouse) / 'tables'}")
     shapes = contracts(manifest_path)
     build_file.unlink(missing_ok=True)
-    con = duckdb.connect(str(build_file))
+    con = duckdb.connect(str(build_file), config=config.duckdb_config())
     rows = {}
     try:
         for schema in PUBLISHED_SCHEMAS:

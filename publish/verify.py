@@ -33,7 +33,7 @@ class DamagedFile(Exception):
 def read_all_tables(path: Path) -> int:
     """Open read-only and read every column of every table; returns the table count or raises DamagedFile."""
     try:
-        con = duckdb.connect(str(path), read_only=True)
+        con = duckdb.connect(str(path), read_only=True, config=config.duckdb_config())
     except duckdb.Error as exc:
         raise DamagedFile(f"{path}: cannot be opened ({_first_line(exc)})") from None
     try:

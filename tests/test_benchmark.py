@@ -8,6 +8,7 @@ printed and computed from the measured phases.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +21,7 @@ from ingest.raw_store import RawStore
 ROOT = Path(__file__).resolve().parent.parent
 PHASES = ["generate", "land_full", "dbt_parse", "dbt_full", "floor", "publish_full", "add_incremental",
           "publish_incremental", "dbt_incremental", "startup", "noop"]
+MEMORY_LIMIT = "900MB"
 GOALS = ["replay", "build", "nightly increment", "no-op refresh", "start-up", "memory"]
 
 
@@ -27,10 +29,12 @@ GOALS = ["replay", "build", "nightly increment", "no-op refresh", "start-up", "m
 def report(tmp_path_factory) -> dict:
     work = tmp_path_factory.mktemp("bench")
     out = work / "report.json"
+    # not the default: the floor and the dbt phases must all run under the one setting
+    env = {**os.environ, "BENCHWH_DUCKDB_MEMORY_LIMIT": MEMORY_LIMIT}
     proc = subprocess.run(
         [sys.executable, "-m", "benchmarks.run", "--scale", "0.001", "--incremental-files", "20",
          "--work", str(work / "w"), "--out", str(out)],
-        cwd=ROOT, capture_output=True, text=True, timeout=1800)
+        cwd=ROOT, capture_output=True, text=True, timeout=1800, env=env)
     assert proc.returncode == 0, proc.stderr[-2000:] + proc.stdout[-2000:]
     assert "pipeline/floor" in proc.stdout and "peak MB" in proc.stdout
     for goal in GOALS:  # each goal printed with its figure and PASS/MISS
@@ -45,6 +49,17 @@ def test_report_has_every_phase_with_seconds_memory_and_rows(report):
         assert set(p) >= {"phase", "seconds", "peak_mb", "rows", "detail"}
         assert p["seconds"] > 0 and p["peak_mb"] > 0
         assert isinstance(p["rows"], int) and p["rows"] > 0, p["phase"]
+
+
+def test_the_floor_runs_under_the_pipelines_memory_limit(report):
+    import duckdb
+
+    con = duckdb.connect(config={"memory_limit": MEMORY_LIMIT})
+    expected = con.execute("select current_setting('memory_limit')").fetchone()[0]
+    con.close()
+    assert report["duckdb_memory_limit"] == MEMORY_LIMIT
+    floor = next(p for p in report["phases"] if p["phase"] == "floor")
+    assert floor["detail"]["memory_limit"] == expected
 
 
 def test_report_has_ratios_targets_machine_and_inputs(report):
@@ -128,6 +143,14 @@ def test_generator_is_deterministic_and_messy(tmp_path):
     entries = RawStore(tmp_path / "a" / "raw").entries("localscore")
     assert len(entries) > len({e.sha256 for e in entries}) or ls["refetched_pages"] == 0
     assert sorted(p.name for p in (tmp_path / "a_in").iterdir()) == sorted(p.name for p in (tmp_path / "b_in").iterdir())
+
+
+def test_bad_memory_limit_is_one_line_error():
+    proc = subprocess.run([sys.executable, "-m", "benchmarks.run", "--scale", "0.001"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "BENCHWH_DUCKDB_MEMORY_LIMIT": "lots"})
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.strip().count("\n") == 0 and "BENCHWH_DUCKDB_MEMORY_LIMIT" in proc.stderr
 
 
 def test_bad_scale_is_one_line_error():

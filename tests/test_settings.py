@@ -29,6 +29,30 @@ def test_a_home_that_is_a_file_is_named(tmp_path, command):
     assert "BENCHWH_HOME" in error_line(proc) and "is a file" in error_line(proc)
 
 
+@pytest.mark.parametrize("value", ["abc", "1000000000", "0GB", "-1GB", "150%", "1.5 G B"])
+def test_a_bad_duckdb_memory_limit_is_refused_before_any_work(tmp_path, value):
+    home = tmp_path / "warehouse"
+    proc = run_benchwh(home, "refresh", "--source", "grid", BENCHWH_DUCKDB_MEMORY_LIMIT=value)
+    assert proc.returncode == 2
+    line = error_line(proc)
+    assert "BENCHWH_DUCKDB_MEMORY_LIMIT" in line and "1.5GB" in line
+    assert not home.exists(), "work started before the settings were checked"
+
+
+@pytest.mark.parametrize("value", ["1GB", "1.5GB", "800MiB", "2 GB", "50%", "512mb"])
+def test_duckdb_takes_every_memory_limit_the_setting_accepts(monkeypatch, value):
+    import duckdb
+
+    from ingest import config
+
+    monkeypatch.setenv("BENCHWH_DUCKDB_MEMORY_LIMIT", value)
+    con = duckdb.connect(config=config.duckdb_config())
+    try:
+        assert con.execute("select current_setting('memory_limit')").fetchone()[0]
+    finally:
+        con.close()
+
+
 def test_a_source_url_that_is_not_http_is_named(tmp_path):
     proc = run_benchwh(tmp_path / "warehouse", "status", BENCHWH_GRID_URL="ftp://example.org/grid.csv")
     assert proc.returncode == 2 and "BENCHWH_GRID_URL" in error_line(proc)
