@@ -87,8 +87,12 @@ def keep_parse(target: Path, state: Path | None = None) -> None:
         return
     folder.mkdir(parents=True, exist_ok=True)
     tmp = folder / f".{PARSE_STATE}.tmp{os.getpid()}"
-    shutil.copyfile(source, tmp)
-    os.replace(tmp, folder / PARSE_STATE)
+    try:
+        shutil.copyfile(source, tmp)
+        os.replace(tmp, folder / PARSE_STATE)
+    except OSError:
+        tmp.unlink(missing_ok=True)  # a full disk leaves no partial copy behind
+        raise
 
 
 def move_build(building: Path, final: Path) -> None:
