@@ -108,7 +108,7 @@ def parse_phase(home: Path, work: Path, env: dict) -> dict:
 
 def dbt_phase(name: str, home: Path, work: Path, env: dict) -> dict:
     """`dbt build` as dbt_assets runs it: the home's build path and parse state, the build's values."""
-    from orchestration.dbt_state import move_build, reuse_parse
+    from orchestration.dbt_state import BUILDING_IN_HOME, move_build, reuse_parse
 
     build = work / f"{name}.duckdb"
     target = work / f"{name}-target"
@@ -119,7 +119,7 @@ def dbt_phase(name: str, home: Path, work: Path, env: dict) -> dict:
         # as orchestration/dbt_assets.py: refresh builds skip dbt unit tests (CI runs them)
         cmd += ["--exclude-resource-type", "unit_test"]
     result = run_phase(name, cmd, dbt_env(home, env, name), work / f"{name}.log", cwd=home)  # dbt runs in the home
-    move_build(home / "build" / "building.duckdb", build)
+    move_build(home / BUILDING_IN_HOME, build)
     import duckdb
 
     con = duckdb.connect(str(build), read_only=True)

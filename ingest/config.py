@@ -75,7 +75,7 @@ def max_concurrent() -> int:
 # DuckDB's memory limit for every connection that does heavy work (the dbt build, publish, the
 # benchmark floor); beyond it DuckDB spills to disk. DuckDB's own default is 80% of RAM, which
 # lets one query pass DESIGN §8's 2 GB. dbt_project/profiles.yml repeats this default (a
-# profile cannot import it; tests/test_settings.py checks that they agree).
+# profile cannot import it; tests/test_duckdb_memory_limit.py checks that they agree).
 DUCKDB_MEMORY_LIMIT_DEFAULT = "1GB"
 DUCKDB_MEMORY_LIMIT_ENV = "BENCHWH_DUCKDB_MEMORY_LIMIT"
 DUCKDB_TMP_PREFIX = "duckdb-tmp-"  # + pid: a file-less connection's spill folder under build/

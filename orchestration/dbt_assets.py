@@ -15,8 +15,8 @@ from ingest import config
 from cli.progress import count, progress
 from orchestration.execution import die_with_run_process, finish_spark_build, spark_build_args, step_engine
 from orchestration.manifest import DBT_PROJECT, MANIFEST_PATH, prepare_if_dev
-from orchestration.dbt_state import (BUILDING_IN_HOME, build_env, build_values, building_path, keep_parse, move_build,
-                                     remove_building, reuse_parse)
+from orchestration.dbt_state import (BUILDING_IN_HOME, build_env, build_values, building_path, keep_parse,
+                                     move_build, remove_building, reuse_parse)
 from orchestration.resources import build_dir, build_path
 from orchestration.tags import SOURCES_TAG
 from publish.inputs import inputs_fingerprint, published_inputs, sidecar

@@ -37,7 +37,7 @@ def build_dir() -> Path:
 
 def building_path() -> Path:
     """Where dbt writes every build (a stable path keeps dbt's parse valid)."""
-    return build_dir() / BUILDING
+    return config.home() / BUILDING_IN_HOME
 
 
 def parse_state_dir() -> Path:
