@@ -15,22 +15,24 @@ from ingest.config import snapshots_dir
 from ingest.raw_store import RawEntry, RawStore, sha256_hex
 
 
-def recording_dir(source: str) -> Path:
-    """The registered source's own recording_dir(), else ingest/snapshots/<source>."""
+def recording_dir(source: str, registry: dict | None = None) -> Path:
+    """The registered source's own recording_dir(), else ingest/snapshots/<source>. `registry`:
+    load_sources()'s answer when the caller has it (it scans every installed package's entry points)."""
     from ingest.source import load_sources
 
-    registered = load_sources().get(source)
+    registered = (load_sources() if registry is None else registry).get(source)
     hook = getattr(registered, "recording_dir", None)
     return Path(hook()) if callable(hook) else snapshots_dir() / source
 
 
-def has_recording(source: str) -> bool:
-    return (recording_dir(source) / "index.json").is_file()
+def has_recording(source: str, registry: dict | None = None) -> bool:
+    return (recording_dir(source, registry) / "index.json").is_file()
 
 
-def replay_into_store(source: str, store: RawStore, parser_version: str | None = None) -> list[RawEntry]:
+def replay_into_store(source: str, store: RawStore, parser_version: str | None = None,
+                      registry: dict | None = None) -> list[RawEntry]:
     """Store every recorded response not yet in the manifest. Returns the new manifest rows."""
-    folder = recording_dir(source)
+    folder = recording_dir(source, registry)
     index = json.loads((folder / "index.json").read_text(encoding="utf-8"))
     seen = {(e.url, e.fetched_at, e.sha256) for e in store.entries(source)}
     added = []
@@ -48,9 +50,13 @@ def replay_into_store(source: str, store: RawStore, parser_version: str | None =
 
 def newest_recording_time(sources: list[str]) -> str | None:
     """The replay clock: freshness in offline mode is judged as of the newest recording."""
+    from ingest.source import load_sources
+
+    registry = load_sources()
     times = []
     for source in sources:
-        if has_recording(source):
-            index = json.loads((recording_dir(source) / "index.json").read_text(encoding="utf-8"))
+        index_file = recording_dir(source, registry) / "index.json"
+        if index_file.is_file():
+            index = json.loads(index_file.read_text(encoding="utf-8"))
             times += [r["fetched_at"] for r in index]
     return max(times) if times else None
