@@ -27,6 +27,9 @@ run_coordinator:
         limit: 1
 telemetry:
   enabled: false
+# no "join the community" sign-up dialog over the UI of a local tool
+nux:
+  enabled: false
 # Step output is our progress lines; no per-step log capture (it spawns `tail` processes).
 compute_logs:
   module: dagster._core.storage.noop_compute_log_manager

@@ -73,8 +73,9 @@ def test_cli_refresh_shows_in_the_dev_ui_and_ctrl_c_stops_it(warehouse_copy):
     try:
         wait_for_ui(url, proc)
         # the same instance settings as the CLI: the refresh queue limit
-        instance = graphql(url, "{ instance { runQueueConfig { tagConcurrencyLimitsYaml } } }")["instance"]
-        assert "benchwh/serial" in instance["runQueueConfig"]["tagConcurrencyLimitsYaml"]
+        answer = graphql(url, "{ instance { runQueueConfig { tagConcurrencyLimitsYaml } } shouldShowNux }")
+        assert "benchwh/serial" in answer["instance"]["runQueueConfig"]["tagConcurrencyLimitsYaml"]
+        assert answer["shouldShowNux"] is False  # no sign-up dialog over the UI
 
         # without a published file the rebuild publishes (an unchanged one would publish nothing)
         (home / "benchmarks.duckdb").unlink()
