@@ -15,6 +15,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterator, Mapping
 
+from ingest.file_memo import file_stamp, keep, kept
+
 
 @dataclass(frozen=True)
 class RawEntry:
@@ -131,15 +133,19 @@ class RawStore:
 
     def entries(self, source: str) -> list[RawEntry]:
         path = self.manifest_path(source)
-        if not path.exists():
+        stamp = file_stamp(path)
+        if stamp is None:
             return []
-        out = []
-        with path.open(encoding="utf-8") as fh:
-            for line in fh:
-                line = line.strip()
-                if line:
-                    out.append(RawEntry(**json.loads(line)))
-        return out
+        parsed = kept(path, stamp)  # entries are frozen: sharing them between readers is safe
+        if parsed is None:
+            parsed = []
+            with path.open(encoding="utf-8") as fh:
+                for line in fh:
+                    line = line.strip()
+                    if line:
+                        parsed.append(RawEntry(**json.loads(line)))
+            keep(path, stamp, parsed)
+        return list(parsed)
 
     def payloads(self, source: str) -> Iterator[RawEntry]:
         """Each distinct stored body once, in order of first fetch."""

@@ -13,6 +13,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ingest.file_memo import file_stamp, keep, kept
+
 LEDGER_DIR = "_ledger"
 LEDGER_LOG = "_outcomes.jsonl"  # the ledger files repeated in one file (read fast; see outcomes())
 
@@ -67,8 +69,12 @@ class Ledger:
         names = self.shas()
         if not names:
             return []
-        found: dict[str, dict] = {}
         log = self.dir / LEDGER_LOG
+        stamp = file_stamp(log)
+        earlier = kept(log, stamp)  # this process read the same log for the same ledger files
+        if earlier is not None and earlier[0] == names:
+            return list(earlier[1])
+        found: dict[str, dict] = {}
         if log.exists():
             with log.open(encoding="utf-8") as fh:
                 for line in fh:
@@ -83,8 +89,10 @@ class Ledger:
             found[sha] = json.loads((self.dir / f"{sha}.json").read_text())
         if missing:
             self._append_log([found[sha] for sha in sorted(missing)])
-        out = [PayloadOutcome(**doc) for doc in found.values()]
-        return sorted(out, key=lambda o: (o.fetched_at, o.sha256))
+        out = sorted((PayloadOutcome(**doc) for doc in found.values()), key=lambda o: (o.fetched_at, o.sha256))
+        # readers never change an entry read from the ledger (landing makes new ones)
+        keep(log, file_stamp(log) if missing else stamp, (names, out))
+        return list(out)
 
     def record(self, outcomes: list[PayloadOutcome]) -> None:
         """Write the entries of a batch (each file atomically), then add them to the log.
