@@ -48,6 +48,8 @@ def test_dbt_test_failure(published, site):
     finally:
         bad.unlink()
     assert_failed_cleanly(home, proc, before, "assert_grid_intensity_is_physical")
+    # and what it found: the rows the test returned (dbt's own message only counts them)
+    assert "failing rows: area=Testland, year=" in proc.stderr.strip().splitlines()[-1]
 
 
 def test_null_in_one_column_names_it(tmp_path):
