@@ -107,7 +107,12 @@ def failing_rows(target: os.PathLike, unique_id: str) -> str | None:
             found = [line for line in log if marker in line]
     except OSError:
         return None
-    return found[-1].split(marker, 1)[1].strip() if found else None
+    if not found:
+        return None
+    line = found[-1]
+    with contextlib.suppress(ValueError, KeyError, TypeError):
+        line = json.loads(line)["info"]["msg"]  # the log is JSON lines under dagster-dbt
+    return line.split(marker, 1)[1].strip() if marker in line else None
 
 
 PUBLISH_KEY = dg.AssetKey(["publish", "benchmarks_duckdb"])

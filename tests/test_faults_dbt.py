@@ -68,8 +68,9 @@ def test_null_in_one_column_names_it(tmp_path):
     Lander(home / "landing", store, log=lambda m: None).land_pending(src)
     folder = home / "landing" / "grid" / "intensity"
     landed = next(p for p in folder.glob("*.parquet") if not p.name.startswith("_"))
+    # a new area: the row breaks no unique test, only not-null
     duckdb.sql(f"""
-        COPY (SELECT * REPLACE (NULL::DOUBLE AS gco2_per_kwh) FROM read_parquet('{landed}') LIMIT 1)
+        COPY (SELECT * REPLACE ('Nullland' AS area, NULL::DOUBLE AS gco2_per_kwh) FROM read_parquet('{landed}') LIMIT 1)
         TO '{folder / "zz-null.parquet"}' (FORMAT parquet)""")
     reason = failed_dbt_build(home, tmp_path, ["stg_grid__intensities"])
     assert "dbt fail in test.benchwh.not_null_columns_stg_grid__intensities." in reason, reason

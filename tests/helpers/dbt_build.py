@@ -26,10 +26,10 @@ def dbt_build(home: Path, work: Path, select: list[str], *extra: str, timeout: f
 
 def failed_dbt_build(home: Path, work: Path, select: list[str], *extra: str, timeout: float = 900) -> str:
     """Build as dbt_build does, expecting it to fail: the one-line reason a refresh would give
-    (orchestration's first_dbt_failure); dbt logs into its target folder, as under Dagster."""
+    (orchestration's first_dbt_failure); dbt logs JSON into its target folder, as under Dagster."""
     from orchestration.dbt_assets import first_dbt_failure  # imports Dagster: only here
 
-    done = _dbt(home, work, select, *extra, logs=work / "target", timeout=timeout)
+    done = _dbt(home, work, select, "--log-format", "json", *extra, logs=work / "target", timeout=timeout)
     assert done.returncode != 0, done.stdout[-4000:]
     remove_building(home / BUILDING_IN_HOME)
     return first_dbt_failure(work / "target")
