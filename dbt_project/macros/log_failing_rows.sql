@@ -9,7 +9,8 @@
 {% macro log_failing_rows(limit=5) %}
     {%- if execute -%}
         {%- for result in results if result.status == 'fail' and result.node.resource_type == 'test' -%}
-            {%- set table = run_query('select * from (' ~ result.node.compiled_code ~ ') as _failing limit ' ~ limit) -%}
+            {%- set query = 'select * from (' ~ result.node.compiled_code ~ ') as _failing limit ' ~ limit -%}
+            {%- set table = run_query(query) -%}
             {%- set rows = [] -%}
             {%- for row in table.rows -%}
                 {%- set cells = [] -%}
