@@ -33,6 +33,7 @@ def _failure_traceback(result) -> str | None:
 
 
 def _failure_reason(result) -> str:
+    check_line = None
     for event in result.all_events:
         if event.event_type_value == "STEP_FAILURE":
             data = event.event_specific_data
@@ -44,11 +45,15 @@ def _failure_reason(result) -> str:
             line = next((l.strip() for l in text.splitlines() if l.strip()), "step failed")
             step = event.step_key or "run"
             return f"{step}: {line}"
-        if event.event_type_value == "ASSET_CHECK_EVALUATION":
+        if event.event_type_value == "ASSET_CHECK_EVALUATION" and check_line is None:
             ev = event.event_specific_data
             if not ev.passed and ev.severity.value == "ERROR":
-                return f"check {ev.asset_check_key.name} failed on {'/'.join(ev.asset_key.path)}: {ev.description}"
-    return "the refresh run failed"
+                check_line = f"check {ev.asset_check_key.name} failed on {'/'.join(ev.asset_key.path)}"
+                if ev.description:
+                    return f"{check_line}: {ev.description}"
+                # a dbt test's check says nothing more: the dbt step's failure that follows names
+                # the test and the rows it returned (orchestration/dbt_assets.py first_dbt_failure)
+    return check_line or "the refresh run failed"
 
 
 def _all_failure_texts(result) -> list[str]:

@@ -88,8 +88,31 @@ def first_dbt_failure(target: os.PathLike) -> str:
     for r in results:
         if r.get("status") in ("error", "fail", "runtime error"):
             detail = root_error_line(r.get("message") or "") or r.get("status")
-            return f"dbt {r.get('status')} in {r['unique_id']}: {detail}"[:400]
+            rows = failing_rows(target, r["unique_id"]) if r.get("status") == "fail" else None
+            return (f"dbt {r.get('status')} in {r['unique_id']}: {detail}"
+                    + (f"; failing rows: {rows}" if rows else ""))[:400]
     return "dbt build failed (no failing node recorded)"
+
+
+_FAILING_ROWS = "failing rows of "
+
+
+def failing_rows(target: os.PathLike, unique_id: str) -> str | None:
+    """What a failed data test returned (`column_name=gco2_per_kwh, null_rows=1` for not_null_columns),
+    as dbt_project/macros/log_failing_rows.sql logged it into dbt.log (dagster-dbt writes dbt's log
+    into the target folder); dbt's own message only counts the rows."""
+    marker = f"{_FAILING_ROWS}{unique_id}: "
+    try:
+        with open(os.path.join(target, "dbt.log"), encoding="utf-8", errors="replace") as log:
+            found = [line for line in log if marker in line]
+    except OSError:
+        return None
+    if not found:
+        return None
+    line = found[-1]
+    with contextlib.suppress(ValueError, KeyError, TypeError):
+        line = json.loads(line)["info"]["msg"]  # the log is JSON lines under dagster-dbt
+    return line.split(marker, 1)[1].strip() if marker in line else None
 
 
 PUBLISH_KEY = dg.AssetKey(["publish", "benchmarks_duckdb"])

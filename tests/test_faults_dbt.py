@@ -48,3 +48,30 @@ def test_dbt_test_failure(published, site):
     finally:
         bad.unlink()
     assert_failed_cleanly(home, proc, before, "assert_grid_intensity_is_physical")
+    # and what it found: the rows the test returned (dbt's own message only counts them)
+    assert "failing rows: area=Testland, year=" in proc.stderr.strip().splitlines()[-1]
+
+
+def test_null_in_one_column_names_it(tmp_path):
+    """not_null_columns (one test per model) fails on a null in one of its columns, and the reason
+    names the test and that column with its null-row count (a real dbt build of the grid staging)."""
+    from ingest.landing import Lander
+    from ingest.raw_store import RawStore
+    from ingest.replay import replay_into_store
+    from ingest.sources.grid import GridSource
+    from tests.helpers.dbt_build import failed_dbt_build
+
+    home = tmp_path / "warehouse"
+    store = RawStore(home / "raw")
+    src = GridSource()
+    replay_into_store(src.name, store, src.parser_version)
+    Lander(home / "landing", store, log=lambda m: None).land_pending(src)
+    folder = home / "landing" / "grid" / "intensity"
+    landed = next(p for p in folder.glob("*.parquet") if not p.name.startswith("_"))
+    # a new area: the row breaks no unique test, only not-null
+    duckdb.sql(f"""
+        COPY (SELECT * REPLACE ('Nullland' AS area, NULL::DOUBLE AS gco2_per_kwh) FROM read_parquet('{landed}') LIMIT 1)
+        TO '{folder / "zz-null.parquet"}' (FORMAT parquet)""")
+    reason = failed_dbt_build(home, tmp_path, ["stg_grid__intensities"])
+    assert "dbt fail in test.benchwh.not_null_columns_stg_grid__intensities." in reason, reason
+    assert reason.endswith("failing rows: column_name=gco2_per_kwh, null_rows=1"), reason

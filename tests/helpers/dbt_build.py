@@ -17,7 +17,25 @@ DBT = str(Path(sys.executable).parent / "dbt")
 def dbt_build(home: Path, work: Path, select: list[str], *extra: str, timeout: float = 900) -> Path:
     """Build the selected models (with their data and unit tests) as a refresh runs dbt: in the home,
     from the install's parse state; the build file is then moved to work/build.duckdb."""
+    done = _dbt(home, work, select, *extra, logs=work / "logs", timeout=timeout)
+    assert done.returncode == 0, done.stdout[-4000:]
     build = work / "build.duckdb"
+    move_build(home / BUILDING_IN_HOME, build)
+    return build
+
+
+def failed_dbt_build(home: Path, work: Path, select: list[str], *extra: str, timeout: float = 900) -> str:
+    """Build as dbt_build does, expecting it to fail: the one-line reason a refresh would give
+    (orchestration's first_dbt_failure); dbt logs JSON into its target folder, as under Dagster."""
+    from orchestration.dbt_assets import first_dbt_failure  # imports Dagster: only here
+
+    done = _dbt(home, work, select, "--log-format", "json", *extra, logs=work / "target", timeout=timeout)
+    assert done.returncode != 0, done.stdout[-4000:]
+    remove_building(home / BUILDING_IN_HOME)
+    return first_dbt_failure(work / "target")
+
+
+def _dbt(home: Path, work: Path, select: list[str], *extra: str, logs: Path, timeout: float):
     building = home / BUILDING_IN_HOME
     remove_building(building)
     building.parent.mkdir(parents=True, exist_ok=True)
@@ -26,12 +44,9 @@ def dbt_build(home: Path, work: Path, select: list[str], *extra: str, timeout: f
     env.update(BENCHWH_HOME=str(home), DBT_SEND_ANONYMOUS_USAGE_STATS="false")
     cmd = [DBT, "build", "--project-dir", str(PROJECT / "dbt_project"),
            "--profiles-dir", str(PROJECT / "dbt_project"),
-           "--target-path", str(work / "target"), "--log-path", str(work / "logs"),
+           "--target-path", str(work / "target"), "--log-path", str(logs),
            *extra, "--select", *select]
-    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout, cwd=home)
-    assert done.returncode == 0, done.stdout[-4000:]
-    move_build(building, build)
-    return build
+    return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout, cwd=home)
 
 
 def query(db: Path, sql: str) -> list[tuple]:
