@@ -1,4 +1,4 @@
-"""A real dbt build of the OpenRouter and grid marts from the bundled offline recordings.
+"""The OpenRouter and grid marts of a real build of the bundled offline recordings.
 
 The recordings (ingest/snapshots/openrouter, ingest/snapshots/grid) hold five /models bodies with
 daily 304s between them (45 observations, 2026-10-05 .. 2026-11-18): qwen-2.5-7b changes its price
@@ -14,7 +14,6 @@ import pytest
 
 from ingest.landing import Lander
 from ingest.raw_store import RawStore
-from ingest.replay import replay_into_store
 from ingest.sources.grid import GridSource
 from ingest.sources.openrouter import OpenRouterSource
 from tests.helpers.dbt_build import dbt_build, query
@@ -24,15 +23,10 @@ SOURCES = (OpenRouterSource(), GridSource())
 
 
 @pytest.fixture(scope="module")
-def offline_build(tmp_path_factory):
-    work = tmp_path_factory.mktemp("orgrid")
-    home = work / "warehouse"
-    store = RawStore(home / "raw")
-    lander = Lander(home / "landing", store, log=lambda m: None)
-    for src in SOURCES:
-        replay_into_store(src.name, store, src.parser_version)
-        lander.land_pending(src)
-    return home, dbt_build(home, work, SELECT, timeout=600)
+def offline_build(offline_warehouse):
+    """The published file of the suite's shared `refresh --offline`: a real dbt build of these
+    recordings (beside the other sources', which these marts do not read). Read only."""
+    return offline_warehouse, offline_warehouse / "benchmarks.duckdb"
 
 
 def ranges(db: Path, openrouter_id: str) -> list[tuple]:
