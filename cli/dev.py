@@ -26,7 +26,7 @@ def dagster_dev_command(host: str, port: int) -> list[str]:
 
 
 def cmd_dev(args) -> int:
-    from cli.progress import progress
+    from orchestration.progress import progress
     from orchestration.instance import ensure_dagster_home
     from orchestration.manifest import prepare_manifest
 

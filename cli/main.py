@@ -17,7 +17,7 @@ class UserError(Exception):
 def cmd_refresh(args) -> int:
     from ingest.source import load_sources, metadata_todos
     from cli.pipeline import run_refresh
-    from cli.progress import plural, progress
+    from orchestration.progress import plural, progress
 
     engine = args.engine or config.engine()
     if engine not in config.ENGINES:
@@ -70,7 +70,7 @@ def run_reference(run_id: str | None, error: str | None) -> str:
 
 
 def cmd_rollback(args) -> int:
-    from cli.progress import progress
+    from orchestration.progress import progress
     from publish.publish import PublishError, rollback
     from publish.report import sources_meta
 
@@ -87,7 +87,7 @@ def cmd_status(args) -> int:
     from ingest.landing import Lander
     from ingest.raw_store import RawStore
     from ingest.source import load_sources
-    from cli.progress import plural
+    from orchestration.progress import plural
     from publish.publish import exports_dir, list_history, read_version
     from publish.report import published_demo_sources, resolution_report
     from publish.verify import check_published

@@ -5,7 +5,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from cli.progress import progress
+from orchestration.progress import progress
 
 
 @dataclass

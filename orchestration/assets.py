@@ -14,7 +14,7 @@ from ingest.landing.lock import landing_lock
 from ingest.raw_store import RawStore
 from ingest.replay import has_recording, replay_into_store
 from ingest.source import FetchContext, Source, SourceFailed, load_sources
-from cli.progress import count, landing_log, progress
+from orchestration.progress import count, landing_log, progress
 from orchestration.checks import check_results, landing_check_specs, landing_key
 from orchestration.execution import die_with_run_process
 from orchestration.tags import OFFLINE_TAG, SOURCES_TAG

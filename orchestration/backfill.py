@@ -18,7 +18,7 @@ from typing import Iterator
 
 import dagster as dg
 
-from cli.progress import landing_log, progress
+from orchestration.progress import landing_log, progress
 from ingest import config
 from ingest.landing import Lander
 from ingest.landing.lock import landing_lock

@@ -12,7 +12,7 @@ import dagster as dg
 from dagster_dbt import DagsterDbtTranslator, DagsterDbtTranslatorSettings, DbtCliResource, dbt_assets
 
 from ingest import config
-from cli.progress import count, progress
+from orchestration.progress import count, progress
 from orchestration.execution import die_with_run_process, finish_spark_build, spark_build_args, step_engine
 from orchestration.manifest import DBT_PROJECT, MANIFEST_PATH, prepare_if_dev
 from orchestration.dbt_state import (BUILDING_IN_HOME, build_env, build_values, building_path, keep_parse,
@@ -156,7 +156,7 @@ def node_count() -> int:
 
 def built_summary(target: os.PathLike) -> str:
     """'55 models, 6 seeds built; 150 tests passed': each kind of dbt node counted by its name."""
-    from cli.progress import plural
+    from orchestration.progress import plural
 
     try:
         results = json.load(open(os.path.join(target, "run_results.json")))["results"]

@@ -54,7 +54,7 @@ def execute_refresh(instance: dg.DagsterInstance, tags: dict, executor_name: str
                                      asset_selection=asset_selection,
                                      run_config={"loggers": run_config("in_process")["loggers"]})
         return
-    from cli.progress import started_at
+    from orchestration.progress import started_at
 
     step_env = {"BENCHWH_PROGRESS_PLAIN": "1", "BENCHWH_PROGRESS_T0": repr(started_at()),
                 "BENCHWH_RUN_PID": str(os.getpid())}  # step processes inherit them (spawn)

@@ -2,7 +2,7 @@
 
 import dagster as dg
 
-from cli.progress import progress
+from orchestration.progress import progress
 from ingest import config
 from orchestration.dbt_assets import dbt_build
 from orchestration.execution import die_with_run_process

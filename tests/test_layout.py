@@ -62,3 +62,14 @@ def test_the_rule_catches_each_way_of_importing_a_test_module(tmp_path):
     (tmp_path / "tests" / "fine.py").write_text("from tests.helpers.loopback import Reply\nimport testing\n")
     flagged = {p.name for p in python_files(tmp_path) for name in imported_modules(p, tmp_path) if is_test_module(name)}
     assert flagged == {f"helper_{n}.py" for n in range(6)}
+
+
+def test_imports_go_one_way_between_the_layers():
+    """docs/architecture.md: `cli` -> `orchestration` -> `publish` -> `ingest`; never back."""
+    lower_than = {"ingest": {"publish", "orchestration", "cli", "site_builder"},
+                  "publish": {"orchestration", "cli", "site_builder"},
+                  "orchestration": {"cli"}}
+    offenders = [f"{p.relative_to(PROJECT_ROOT)} imports {name}"
+                 for layer, above in lower_than.items() for p in python_files(PROJECT_ROOT / layer)
+                 for name in imported_modules(p) if name.split(".")[0] in above]
+    assert offenders == []

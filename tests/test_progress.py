@@ -5,7 +5,7 @@ import subprocess
 import sys
 
 SCRIPT = """
-from cli.progress import count, progress
+from orchestration.progress import count, progress
 progress("start")
 for i in range(1, 101):
     count("dbt", i, 100, "nodes done")
@@ -55,7 +55,7 @@ def test_a_terminal_gets_one_line_updated_in_place():
 
 
 def test_a_count_repeated_is_shown_once():
-    script = ("from cli.progress import count\n"
+    script = ("from orchestration.progress import count\n"
               "for i in (1, 2, 2, 2, 2):\n    count('dbt', i, 2, 'nodes done')\n")
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert [l.split("] ", 1)[1] for l in proc.stderr.splitlines()] == ["dbt: 1/2 nodes done", "dbt: 2/2 nodes done"]
