@@ -2,7 +2,6 @@
 skips the build (README "A refresh with nothing new"). Real refreshes, real dbt."""
 from __future__ import annotations
 
-import base64
 import json
 import shutil
 import time
@@ -13,6 +12,7 @@ from ingest.sources.runs import dsse
 from ingest.sources.runs.payload import payload_bytes
 from publish.publish import read_version
 from tests.helpers.hostile import good_payload
+from tests.helpers.keys import trust
 from tests.helpers.pipeline import run_benchwh
 
 pytestmark = pytest.mark.slow
@@ -75,7 +75,7 @@ def test_nothing_new_skips_the_build_and_a_new_run_builds_from_the_kept_parse(wa
     # a new signed run file lands: the next refresh builds and publishes a newer version
     dsse.write_private_key(tmp_path / "k.pem")
     key = dsse.load_private_key(tmp_path / "k.pem")
-    dsse.trust_key(home, base64.b64encode(dsse.public_key_of(key)).decode(), "reuse-tester")
+    trust(home, key, "reuse-tester")
     run_file = tmp_path / "run.json"
     run_file.write_text(json.dumps(dsse.sign_payload(payload_bytes(good_payload()), key)))
     added = run_benchwh(home, "runs", "add", "--no-publish", str(run_file))

@@ -7,21 +7,21 @@ llama-bench files of ../shared/data/local_runs (skipped when absent) name Strix 
 """
 from __future__ import annotations
 
-import base64
 import json
 
 import pytest
 
+from ingest.landing import Lander
 from ingest.measure.machine import CPU_ONLY
+from ingest.raw_store import RawStore
+from ingest.source import load_sources
 from ingest.sources.runs import dsse
 from ingest.sources.runs.add import add_paths
 from ingest.sources.runs.payload import payload_bytes
-from ingest.landing import Lander
-from ingest.raw_store import RawStore
-from ingest.source import load_sources
-from tests.helpers.paths import SHARED_DATA
 from tests.helpers.dbt_build import dbt_build, query
 from tests.helpers.hostile import good_payload
+from tests.helpers.keys import trust
+from tests.helpers.paths import SHARED_DATA
 from tests.helpers.resolution import SPEED_SELECT
 
 STRIX_HALO = ["llamabench_json_reserialized__orion-zhen__8060s_rocm-7.12_gpt-oss.json",
@@ -35,7 +35,7 @@ def build(tmp_path_factory):
     home.mkdir()
     dsse.write_private_key(work / "k.pem")
     key = dsse.load_private_key(work / "k.pem")
-    dsse.trust_key(home, base64.b64encode(dsse.public_key_of(key)).decode(), "alice")
+    trust(home, key, "alice")
     files = []
     # models the catalogue does not know yet still get a display family
     for name, cpu, model in (("named-cpu.json", "AMD Ryzen 9 7950X 16-Core Processor", "Granite 4.2 Micro"),

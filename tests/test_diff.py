@@ -2,7 +2,6 @@
 nothing publishing nothing."""
 from __future__ import annotations
 
-import base64
 import json
 import shutil
 
@@ -14,6 +13,7 @@ from ingest.sources.runs import dsse
 from ingest.sources.runs.payload import payload_bytes
 from publish.publish import read_version
 from tests.helpers.hostile import good_payload
+from tests.helpers.keys import trust
 from tests.helpers.pipeline import run_benchwh
 
 pytestmark = pytest.mark.slow
@@ -32,7 +32,7 @@ def with_new_run(offline_warehouse, tmp_path_factory):
     old_version = read_version(home / "benchmarks.duckdb")["version"]
     dsse.write_private_key(base / "k.pem")
     key = dsse.load_private_key(base / "k.pem")
-    dsse.trust_key(home, base64.b64encode(dsse.public_key_of(key)).decode(), "diff-tester")
+    trust(home, key, "diff-tester")
     doc = good_payload(**{"model.repo": "unsloth/Llama-3.1-8B-Instruct-GGUF",
                           "model.file": "Llama-3.1-8B-Instruct-Q4_K_M.gguf",
                           "created_at": "2026-11-20T10:00:00Z"})

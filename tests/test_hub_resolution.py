@@ -8,7 +8,6 @@ landed, the runs are added with the real `runs add`, and the real dbt project bu
 """
 from __future__ import annotations
 
-import base64
 import json
 
 import duckdb
@@ -17,13 +16,14 @@ import pytest
 from ingest.landing import Lander
 from ingest.raw_store import RawStore
 from ingest.replay import replay_into_store
-from ingest.sources.runs import dsse
-from ingest.sources.runs.add import add_paths
-from ingest.sources.runs.payload import build_payload, payload_bytes
 from ingest.source import load_sources
 from ingest.sources.hub_models import named_repos, parse_model_info, repo_of_name
 from ingest.sources.huggingface import HuggingFaceSource
+from ingest.sources.runs import dsse
+from ingest.sources.runs.add import add_paths
+from ingest.sources.runs.payload import build_payload, payload_bytes
 from tests.helpers.dbt_build import dbt_build, query
+from tests.helpers.keys import trust
 
 SELECT = ["+dim_model", "+fct_memory_requirements", "+generation_leaderboard", "+fct_speed_summary",
           "+resolution_shares", "+unresolved_names"]
@@ -77,7 +77,7 @@ def hub_build(tmp_path_factory):
     home.mkdir()
     dsse.write_private_key(work / "k.pem")
     key = dsse.load_private_key(work / "k.pem")
-    dsse.trust_key(home, base64.b64encode(dsse.public_key_of(key)).decode(), "alice")
+    trust(home, key, "alice")
     paths = []
     for i, row in enumerate(LEADERBOARD + [ABLITERATED]):
         path = work / "inbox" / f"run{i:02d}.json"
@@ -191,7 +191,7 @@ def test_live_fetch_asks_only_about_named_repos_follows_the_card_and_revalidates
 
     dsse.write_private_key(tmp_path / "k.pem")
     key = dsse.load_private_key(tmp_path / "k.pem")
-    dsse.trust_key(home, base64.b64encode(dsse.public_key_of(key)).decode(), "alice")
+    trust(home, key, "alice")
     docs = [run_doc("Tune", "Q4_K_M", "someone/Tune-GGUF", "Tune-Q4_K_M.gguf", 10**9, 100, 1),
             run_doc("hf.co/other/Thing-GGUF:Q4_K_M", "Q4_K_M", None, "Thing-Q4_K_M.gguf", 10**9, 100, 2)]
     paths = []

@@ -10,7 +10,6 @@
 """
 from __future__ import annotations
 
-import base64
 import json
 import re
 from pathlib import Path
@@ -20,12 +19,13 @@ import pytest
 
 from ingest.landing import Lander
 from ingest.raw_store import RawStore
+from ingest.source import load_sources
+from ingest.sources import localscore  # module import: pytest would collect test_rows / LocalScoreTestsSchema
 from ingest.sources.runs import dsse
 from ingest.sources.runs.add import add_paths
 from ingest.sources.runs.payload import build_payload, payload_bytes
-from ingest.source import load_sources
-from ingest.sources import localscore  # module import: pytest would collect test_rows / LocalScoreTestsSchema
 from tests.helpers.dbt_build import dbt_build, query
+from tests.helpers.keys import trust
 
 PAGE_SELECT = ["+model_builds", "+model_contributors", "+model_fits_on", "+model_context_recall",
                "+model_capabilities", "+dim_machine", "+fct_speed_summary"]
@@ -68,7 +68,7 @@ def page_build(tmp_path_factory):
         path = work / f"{name.split()[0].lower()}.pem"
         dsse.write_private_key(path)
         keys[name] = dsse.load_private_key(path)
-        dsse.trust_key(home, base64.b64encode(dsse.public_key_of(keys[name])).decode(), name)
+        trust(home, keys[name], name)
     files = {
         # Gram's 2x T4: bartowski's Q4_K_M recalled at every size up to its trained 128K
         "gram-q4": ("Gram", run(T4, BARTOWSKI, Q4, "Q4_K_M", 2_019_377_696, [86.9, 85.0, 88.0],

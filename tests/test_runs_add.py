@@ -1,7 +1,6 @@
 """`benchwh runs add`: lands what is new, refuses replays, counts duplicates once."""
 from __future__ import annotations
 
-import base64
 import io
 import json
 import tarfile
@@ -10,22 +9,19 @@ import zipfile
 import duckdb
 import pytest
 
+from cli.main import main
 from ingest.sources.runs import dsse
 from ingest.sources.runs.add import add_paths
 from ingest.sources.runs.errors import RunIntakeError
 from ingest.sources.runs.payload import payload_bytes
-from cli.main import main
 from tests.helpers.hostile import good_payload, lb_record
+from tests.helpers.keys import trust
 
 
 @pytest.fixture
 def key(tmp_path):
     dsse.write_private_key(tmp_path / "k.pem")
     return dsse.load_private_key(tmp_path / "k.pem")
-
-
-def trust(home, key, name="alice"):
-    dsse.trust_key(home, base64.b64encode(dsse.public_key_of(key)).decode(), name)
 
 
 def write_signed(path, key, **over):

@@ -2,7 +2,6 @@
 CPU and memory bounds, writing nothing outside the warehouse home and publishing nothing."""
 from __future__ import annotations
 
-import base64
 import os
 import tempfile
 import time
@@ -11,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from cli.main import main
 from ingest.sources.runs import dsse
 from ingest.sources.runs.add import receive
 from ingest.sources.runs.files import collect
-from cli.main import main
 from tests.helpers.hostile import cases
+from tests.helpers.keys import trust
 
 CASES = cases()
 
@@ -28,7 +28,7 @@ def key(tmp_path_factory):
 
 
 def _trust(home: Path, key) -> None:
-    dsse.trust_key(home, base64.b64encode(dsse.public_key_of(key)).decode(), "tester")
+    trust(home, key, "tester")
 
 
 def _tree(root: Path) -> dict[str, int]:

@@ -12,13 +12,15 @@ import duckdb
 import pytest
 
 from ingest.sources.runs import dsse
+from tests.helpers.keys import trust
 from tests.helpers.runs import TEN, evaluate, signed_ten
+
 
 @pytest.fixture
 def key(tmp_path, home):
     dsse.write_private_key(tmp_path / "k.pem")
     key = dsse.load_private_key(tmp_path / "k.pem")
-    dsse.trust_key(home, base64.b64encode(dsse.public_key_of(key)).decode(), "alice")
+    trust(home, key, "alice")
     return key
 
 
