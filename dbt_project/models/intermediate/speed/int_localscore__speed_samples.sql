@@ -12,10 +12,18 @@ with runs as (
     {%- endcall %}
 ),
 
+-- sample_index numbered here, before the join (the same numbers: a run joins all its tests or
+-- none): a window over these few columns costs less than over the joined ones
 tests as (
-    {% call keep_first('run_id, test_name', 'fetched_at desc, raw_sha256 desc, record_index desc') -%}
-        select * from {{ ref('stg_localscore__tests') }}
-    {%- endcall %}
+    select
+        latest.*,
+        row_number() over (partition by latest.run_id order by latest.test_index, latest.test_name) - 1
+            as sample_index
+    from (
+        {% call keep_first('run_id, test_name', 'fetched_at desc, raw_sha256 desc, record_index desc') -%}
+            select * from {{ ref('stg_localscore__tests') }}
+        {%- endcall %}
+    ) as latest
 ),
 
 joined as (
@@ -39,7 +47,7 @@ joined as (
         r.cpu_name,
         r.ram_gb,
         r.os_name,
-        t.test_index,
+        t.sample_index,
         t.test_name,
         t.n_prompt,
         t.n_gen,
@@ -56,7 +64,7 @@ joined as (
 select
     'localscore' as source,
     cast(run_id as string) as source_run_id,
-    cast(row_number() over (partition by run_id order by test_index, test_name) - 1 as integer) as sample_index,
+    cast(sample_index as integer) as sample_index,
     accelerator_name as raw_hardware_name,
     accelerator_memory_gb as hardware_memory_gb,
     model_name as raw_model_name,

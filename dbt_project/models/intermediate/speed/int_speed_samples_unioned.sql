@@ -1,6 +1,5 @@
--- A table inside the build file (the intermediate schema is dropped after the build): several
--- resolution models and the facts read it, so the union and the sources' dedup run once.
-{{ config(materialized="table") }}
+-- A view on DuckDB (the project's intermediate rule): its readers take distinct names or read it
+-- once, so writing ~1M rows again cost more than scanning the two source tables. A table on Spark.
 
 -- Every speed source in the one contract (docs/architecture.md "Speed facts contract").
 -- Add a source here when its int_<source>__speed_samples model exists.

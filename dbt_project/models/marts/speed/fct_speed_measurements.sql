@@ -5,13 +5,35 @@
 --   * identical re-submissions: another run on the same hardware, model, quant and runtime whose
 --     metrics are identical test for test, within 30 minutes of the previous one: kept, flagged
 --     is_duplicate (with the sources' own duplicate flags) and left out of fct_speed_summary.
-with samples as (
-    select * from {{ ref('int_speed_samples_resolved') }}
+-- Only the samples of a key seen more than once go through the keep-first window: over every
+-- wide row that window (and a CTE of the samples read twice) cost more than finding those keys.
+-- The samples table is named in each branch, not through a CTE, so DuckDB does not copy it.
+with repeated_keys as (
+    select source, source_run_id, sample_index
+    from {{ ref('int_speed_samples_resolved') }}
+    group by source, source_run_id, sample_index
+    having count(*) > 1
 ),
 
 one_per_sample as (
+    select s.*
+    from {{ ref('int_speed_samples_resolved') }} as s
+    where not exists (
+        select 1 from repeated_keys as k
+        where k.source is not distinct from s.source
+            and k.source_run_id is not distinct from s.source_run_id
+            and k.sample_index is not distinct from s.sample_index
+    )
+    union all
     {% call keep_first('source, source_run_id, sample_index', 'measured_at, test_name, gen_tps, prompt_tps, ttft_ms') -%}
-        select * from samples
+        select s.*
+        from {{ ref('int_speed_samples_resolved') }} as s
+        where exists (
+            select 1 from repeated_keys as k
+            where k.source is not distinct from s.source
+                and k.source_run_id is not distinct from s.source_run_id
+                and k.sample_index is not distinct from s.sample_index
+        )
     {%- endcall %}
 ),
 
