@@ -8,19 +8,64 @@ with summary as (
     where rank_of is not null
 ),
 
-tokens as (
+countable as (
     select
         hardware_id,
         build_id,
         coalesce(engine, 'unknown') as engine,
         test_name as test_profile,
-        median(n_prompt) as prompt_tokens,
-        median(n_gen) as gen_tokens,
-        mode(protocol_sampling) as protocol_sampling,
-        mode(protocol_repetitions) as protocol_repetitions
+        n_prompt,
+        n_gen,
+        protocol_sampling,
+        protocol_repetitions
     from {{ ref('fct_speed_measurements') }}
     where is_countable and not is_duplicate
+),
+
+tokens as (
+    select
+        hardware_id,
+        build_id,
+        engine,
+        test_profile,
+        median(n_prompt) as prompt_tokens,
+        median(n_gen) as gen_tokens
+    from countable
     group by all
+),
+
+-- The protocol most samples followed. Ties go to the smallest value (mode() picks any of them),
+-- so that every build of the same data publishes the same row.
+sampling_ranked as (
+    select
+        hardware_id,
+        build_id,
+        engine,
+        test_profile,
+        protocol_sampling,
+        row_number() over (
+            partition by hardware_id, build_id, engine, test_profile
+            order by count(*) desc, protocol_sampling
+        ) as position
+    from countable
+    where protocol_sampling is not null
+    group by hardware_id, build_id, engine, test_profile, protocol_sampling
+),
+
+repetitions_ranked as (
+    select
+        hardware_id,
+        build_id,
+        engine,
+        test_profile,
+        protocol_repetitions,
+        row_number() over (
+            partition by hardware_id, build_id, engine, test_profile
+            order by count(*) desc, protocol_repetitions
+        ) as position
+    from countable
+    where protocol_repetitions is not null
+    group by hardware_id, build_id, engine, test_profile, protocol_repetitions
 )
 
 select
@@ -51,8 +96,8 @@ select
     summary.ttft_ms_median,
     summary.turn_time_ms_median,
     summary.is_turn_time_derived,
-    tokens.protocol_sampling,
-    cast(tokens.protocol_repetitions as integer) as protocol_repetitions,
+    sampling.protocol_sampling,
+    cast(repetitions.protocol_repetitions as integer) as protocol_repetitions,
     cast(summary.n_runs as bigint) as n_runs,
     cast(summary.n_samples as bigint) as n_samples
 from summary
@@ -63,3 +108,15 @@ left join tokens
     and tokens.build_id = summary.build_id
     and tokens.engine = summary.engine
     and tokens.test_profile = summary.test_profile
+left join sampling_ranked as sampling
+    on sampling.hardware_id = summary.hardware_id
+    and sampling.build_id = summary.build_id
+    and sampling.engine = summary.engine
+    and sampling.test_profile = summary.test_profile
+    and sampling.position = 1
+left join repetitions_ranked as repetitions
+    on repetitions.hardware_id = summary.hardware_id
+    and repetitions.build_id = summary.build_id
+    and repetitions.engine = summary.engine
+    and repetitions.test_profile = summary.test_profile
+    and repetitions.position = 1
