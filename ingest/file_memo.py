@@ -32,3 +32,8 @@ def keep(path: Path, stamp: tuple | None, value: object) -> None:
         _KEPT.pop(str(path), None)
     else:
         _KEPT[str(path)] = (stamp, value)
+
+
+def forget_all() -> None:
+    """Drop every kept parse (a refresh does once landing is checked: ~200 MB at scale 1)."""
+    _KEPT.clear()

@@ -11,7 +11,7 @@ from typing import Any, Mapping
 import dagster as dg
 from dagster_dbt import DagsterDbtTranslator, DagsterDbtTranslatorSettings, DbtCliResource, dbt_assets
 
-from ingest import config
+from ingest import config, file_memo
 from orchestration.progress import count, progress
 from orchestration.execution import die_with_run_process, finish_spark_build, spark_build_args, step_engine
 from orchestration.manifest import DBT_PROJECT, MANIFEST_PATH, prepare_if_dev
@@ -246,6 +246,7 @@ def dbt_build(context: dg.AssetExecutionContext, dbt: DbtCliResource):
             "version": version, "unchanged": True, "build_skipped": True, "reason": reason})
         return
     damage_stops_the_build()
+    file_memo.forget_all()  # the ledgers and raw manifests read while landing: not needed from here on
     path = build_path(context.run_id)
     path.parent.mkdir(parents=True, exist_ok=True)
     sidecar(path).write_text(inputs + "\n")
