@@ -4,7 +4,8 @@
   index once instead of row by row, ~1 s less for fct_speed_measurements' 1M rows at scale 1.
   Every other case is dbt-duckdb's own macro.
 -#}
-{% macro duckdb__create_table_as(temporary, relation, compiled_code, language='sql', partitioned_by=none, sorted_by=none) -%}
+{% macro duckdb__create_table_as(temporary, relation, compiled_code, language='sql',
+                                 partitioned_by=none, sorted_by=none) -%}
     {%- set contract_config = config.get('contract') -%}
     {%- set model_constraints = model.get('constraints', []) if model is mapping else [] -%}
     {%- set primary_keys = model_constraints | selectattr('type', 'equalto', 'primary_key') | list -%}
