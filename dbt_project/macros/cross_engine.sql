@@ -37,15 +37,20 @@
     ({{ expr }} rlike '{{ pattern }}')
 {%- endmacro %}
 
-{#- the value of expr on the row where by is largest (aggregate) -#}
+{#- the value of expr on the row where by is largest (aggregate); rows where by is null are left
+    out, and a tie goes to the largest expr: both engines pick any tied row otherwise, so two
+    builds of the same data could differ -#}
 {% macro arg_max(expr, by) -%}
     {{ return(adapter.dispatch('arg_max')(expr, by)) }}
 {%- endmacro %}
 {% macro default__arg_max(expr, by) -%}
-    arg_max({{ expr }}, {{ by }})
+    arg_max({{ expr }}, case when ({{ by }}) is not null then {'by': {{ by }}, 'tie': {{ expr }}} end)
 {%- endmacro %}
 {% macro spark__arg_max(expr, by) -%}
-    {%- if _broken('arg_max') -%}min_by({{ expr }}, {{ by }}){%- else -%}max_by({{ expr }}, {{ by }}){%- endif -%}
+    {%- set ordering -%}
+        case when ({{ by }}) is not null then named_struct('by', {{ by }}, 'tie', {{ expr }}) end
+    {%- endset -%}
+    {%- if _broken('arg_max') -%}min_by({{ expr }}, {{ ordering }}){%- else -%}max_by({{ expr }}, {{ ordering }}){%- endif -%}
 {%- endmacro %}
 
 {#- the first value of expr in the order of order_by (aggregate) -#}
