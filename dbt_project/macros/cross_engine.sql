@@ -50,7 +50,8 @@
     {%- set ordering -%}
         case when ({{ by }}) is not null then named_struct('by', {{ by }}, 'tie', {{ expr }}) end
     {%- endset -%}
-    {%- if _broken('arg_max') -%}min_by({{ expr }}, {{ ordering }}){%- else -%}max_by({{ expr }}, {{ ordering }}){%- endif -%}
+    {%- if _broken('arg_max') -%}min_by({{ expr }}, {{ ordering }})
+    {%- else -%}max_by({{ expr }}, {{ ordering }}){%- endif -%}
 {%- endmacro %}
 
 {#- the first value of expr in the order of order_by (aggregate) -#}
