@@ -9,30 +9,34 @@ offline build is the same on any day, and replaying twice stores nothing new.
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 from pathlib import Path
 
 from ingest.config import snapshots_dir
 from ingest.raw_store import RawEntry, RawStore, sha256_hex
 
+if TYPE_CHECKING:
+    from ingest.source import Source
 
-def recording_dir(source: str, registry: dict | None = None) -> Path:
-    """The registered source's own recording_dir(), else ingest/snapshots/<source>. `registry`:
-    load_sources()'s answer when the caller has it (it scans every installed package's entry points)."""
+
+def recording_dir(source: str | Source) -> Path:
+    """The source's own recording_dir() (a name is looked up among the registered sources), else
+    ingest/snapshots/<source>."""
     from ingest.source import load_sources
 
-    registered = (load_sources() if registry is None else registry).get(source)
+    registered = load_sources().get(source) if isinstance(source, str) else source
     hook = getattr(registered, "recording_dir", None)
     return Path(hook()) if callable(hook) else snapshots_dir() / source
 
 
-def has_recording(source: str, registry: dict | None = None) -> bool:
-    return (recording_dir(source, registry) / "index.json").is_file()
+def has_recording(source: str | Source) -> bool:
+    return (recording_dir(source) / "index.json").is_file()
 
 
-def replay_into_store(source: str, store: RawStore, parser_version: str | None = None,
-                      registry: dict | None = None) -> list[RawEntry]:
+def replay_into_store(source: str | Source, store: RawStore, parser_version: str | None = None) -> list[RawEntry]:
     """Store every recorded response not yet in the manifest. Returns the new manifest rows."""
-    folder = recording_dir(source, registry)
+    folder = recording_dir(source)
+    source = source if isinstance(source, str) else source.name
     index = json.loads((folder / "index.json").read_text(encoding="utf-8"))
     seen = {(e.url, e.fetched_at, e.sha256) for e in store.entries(source)}
     added = []
@@ -52,10 +56,10 @@ def newest_recording_time(sources: list[str]) -> str | None:
     """The replay clock: freshness in offline mode is judged as of the newest recording."""
     from ingest.source import load_sources
 
-    registry = load_sources()
+    registered = load_sources()  # once: each lookup by name would scan the installed packages
     times = []
     for source in sources:
-        index_file = recording_dir(source, registry) / "index.json"
+        index_file = recording_dir(registered.get(source, source)) / "index.json"
         if index_file.is_file():
             index = json.loads(index_file.read_text(encoding="utf-8"))
             times += [r["fetched_at"] for r in index]

@@ -25,7 +25,7 @@ def selected_for_fetch(tags: dict, source: Source) -> bool:
         return False
     if wanted == "all":
         # offline, every bundled recording is replayed, also those of file-fed sources
-        return source.scheduled or (tags.get(OFFLINE_TAG) == "1" and has_recording(source.name, {source.name: source}))
+        return source.scheduled or (tags.get(OFFLINE_TAG) == "1" and has_recording(source))
     return source.name in {s.strip() for s in wanted.split(",")}
 
 
@@ -37,11 +37,10 @@ def fetch_source(source: Source, store: RawStore, offline: bool) -> int:
 def fetch_source_entries(source: Source, store: RawStore, offline: bool) -> list:
     """Fetch (or replay the recording); the raw entries of this fetch, 304s included."""
     if offline:
-        registry = {source.name: source}  # the source in hand: no new scan of the installed packages
-        if not has_recording(source.name, registry):
+        if not has_recording(source):  # the source in hand: no scan of the installed packages
             progress(f"{source.name}: no offline recording, nothing fetched")
             return []
-        return list(replay_into_store(source.name, store, source.parser_version, registry))
+        return list(replay_into_store(source, store, source.parser_version))
     from ingest.http import FetchError, PoliteClient
 
     ctx = FetchContext(
