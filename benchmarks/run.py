@@ -84,11 +84,10 @@ def run_phase(name: str, cmd: list[str], env: dict, log: Path, cwd: Path = ROOT)
 def dbt_env(home: Path, env: dict, name: str) -> dict:
     """The environment the orchestration gives dbt (orchestration/dbt_state.py): the home's stable
     build path, the build's values in BENCHWH_BUILD_* (not `--vars`: they would void the parse)."""
-    from orchestration.dbt_state import BUILDING_IN_HOME, build_env, build_values
+    from orchestration.dbt_state import BUILDING_IN_HOME, DBT_BUILD_ENV, build_env, build_values
 
     values = build_values(f"bench-{name}", code_revision="bench")
-    return {**env, **build_env(values), "BENCHWH_BUILD_PATH": BUILDING_IN_HOME,
-            "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
+    return {**env, **build_env(values), "BENCHWH_BUILD_PATH": BUILDING_IN_HOME, **DBT_BUILD_ENV}
 
 
 def dbt_cmd(verb: str, target: Path, work: Path) -> list[str]:

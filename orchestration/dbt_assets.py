@@ -15,7 +15,7 @@ from ingest import config, file_memo
 from orchestration.progress import count, progress
 from orchestration.execution import die_with_run_process, finish_spark_build, spark_build_args, step_engine
 from orchestration.manifest import DBT_PROJECT, MANIFEST_PATH, prepare_if_dev
-from orchestration.dbt_state import (BUILDING_IN_HOME, build_env, build_values, building_path, keep_parse,
+from orchestration.dbt_state import (BUILDING_IN_HOME, DBT_BUILD_ENV, build_env, build_values, building_path, keep_parse,
                                      move_build, remove_building, reuse_parse)
 from orchestration.resources import build_dir, build_path
 from orchestration.tags import SOURCES_TAG
@@ -78,8 +78,9 @@ def code_revision() -> str:
         return "unknown"
 
 
-def first_dbt_failure(target: os.PathLike) -> str:
-    """One line naming the first failed node of a dbt invocation."""
+def first_dbt_failure(target: os.PathLike, output: os.PathLike) -> str:
+    """One line naming the first failed node of a dbt invocation (its run results in `target`, its
+    printed output in `output`)."""
     path = os.path.join(target, "run_results.json")
     try:
         results = json.load(open(path))["results"]
@@ -88,7 +89,7 @@ def first_dbt_failure(target: os.PathLike) -> str:
     for r in results:
         if r.get("status") in ("error", "fail", "runtime error"):
             detail = root_error_line(r.get("message") or "") or r.get("status")
-            rows = failing_rows(target, r["unique_id"]) if r.get("status") == "fail" else None
+            rows = failing_rows(output, r["unique_id"]) if r.get("status") == "fail" else None
             return (f"dbt {r.get('status')} in {r['unique_id']}: {detail}"
                     + (f"; failing rows: {rows}" if rows else ""))[:400]
     return "dbt build failed (no failing node recorded)"
@@ -97,13 +98,13 @@ def first_dbt_failure(target: os.PathLike) -> str:
 _FAILING_ROWS = "failing rows of "
 
 
-def failing_rows(target: os.PathLike, unique_id: str) -> str | None:
+def failing_rows(output: os.PathLike, unique_id: str) -> str | None:
     """What a failed data test returned (`column_name=gco2_per_kwh, null_rows=1` for not_null_columns),
-    as dbt_project/macros/log_failing_rows.sql logged it into dbt.log (dagster-dbt writes dbt's log
-    into the target folder); dbt's own message only counts the rows."""
+    as dbt_project/macros/log_failing_rows.sql logged it into dbt's output (text, or JSON lines);
+    dbt's own message only counts the rows."""
     marker = f"{_FAILING_ROWS}{unique_id}: "
     try:
-        with open(os.path.join(target, "dbt.log"), encoding="utf-8", errors="replace") as log:
+        with open(output, encoding="utf-8", errors="replace") as log:
             found = [line for line in log if marker in line]
     except OSError:
         return None
@@ -263,7 +264,8 @@ def _run_dbt(context: dg.AssetExecutionContext, dbt: DbtCliResource, path: Path)
     os.environ["BENCHWH_BUILD_PATH"] = BUILDING_IN_HOME  # = building, from the home dbt runs in
     os.environ["BENCHWH_HOME"] = str(config.home())
     os.environ["BENCHWH_PARENT_PID"] = str(os.getpid())  # benchwh-dbt exits if this process is gone
-    os.environ.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
+    for name, value in DBT_BUILD_ENV.items():
+        os.environ.setdefault(name, value)
     os.environ.update(build_env(build_vars(context.run_id)))
     target = build_dir() / f"{context.run_id}-target"
     reuse_parse(target)
@@ -290,7 +292,7 @@ def _run_dbt(context: dg.AssetExecutionContext, dbt: DbtCliResource, path: Path)
             yield event
     Path(str(building) + ".pid").unlink(missing_ok=True)  # benchwh-dbt's pid file: dbt has exited
     if not invocation.is_successful():
-        reason = first_dbt_failure(target)
+        reason = first_dbt_failure(target, log_path)
         remove_build(context.run_id)
         raise dg.Failure(description=f"{reason} (run {context.run_id}, log {log_path})")
     progress(f"dbt: {built_summary(target)}")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import duckdb
 
-from orchestration.dbt_state import BUILDING_IN_HOME, move_build, remove_building, reuse_parse
+from orchestration.dbt_state import BUILDING_IN_HOME, DBT_BUILD_ENV, move_build, remove_building, reuse_parse
 from tests.helpers.paths import PROJECT_ROOT as PROJECT
 
 DBT = str(Path(sys.executable).parent / "dbt")
@@ -26,13 +26,15 @@ def dbt_build(home: Path, work: Path, select: list[str], *extra: str, timeout: f
 
 def failed_dbt_build(home: Path, work: Path, select: list[str], *extra: str, timeout: float = 900) -> str:
     """Build as dbt_build does, expecting it to fail: the one-line reason a refresh would give
-    (orchestration's first_dbt_failure); dbt logs JSON into its target folder, as under Dagster."""
+    (orchestration's first_dbt_failure), read from dbt's printed output as a refresh keeps it."""
     from orchestration.dbt_assets import first_dbt_failure  # imports Dagster: only here
 
-    done = _dbt(home, work, select, "--log-format", "json", *extra, logs=work / "target", timeout=timeout)
+    done = _dbt(home, work, select, "--log-format", "json", *extra, logs=work / "logs", timeout=timeout)
     assert done.returncode != 0, done.stdout[-4000:]
     remove_building(home / BUILDING_IN_HOME)
-    return first_dbt_failure(work / "target")
+    output = work / "dbt-output.log"
+    output.write_text(done.stdout, encoding="utf-8")
+    return first_dbt_failure(work / "target", output)
 
 
 def _dbt(home: Path, work: Path, select: list[str], *extra: str, logs: Path, timeout: float):
@@ -41,7 +43,7 @@ def _dbt(home: Path, work: Path, select: list[str], *extra: str, logs: Path, tim
     building.parent.mkdir(parents=True, exist_ok=True)
     reuse_parse(work / "target", home / "dbt-state")
     env = {k: v for k, v in os.environ.items() if not k.startswith("BENCHWH_")}
-    env.update(BENCHWH_HOME=str(home), DBT_SEND_ANONYMOUS_USAGE_STATS="false")
+    env.update(BENCHWH_HOME=str(home), **DBT_BUILD_ENV)
     cmd = [DBT, "build", "--project-dir", str(PROJECT / "dbt_project"),
            "--profiles-dir", str(PROJECT / "dbt_project"),
            "--target-path", str(work / "target"), "--log-path", str(logs),
