@@ -146,10 +146,13 @@ def refuse_partial_build(context: dg.AssetExecutionContext) -> None:
 
 def node_count() -> int:
     """Nodes a build runs (models, seeds, snapshots, data tests; unit tests when enabled)."""
+    from dagster_dbt.asset_utils import get_manifest_and_translator_from_dbt_assets
+
     kinds = {"model", "seed", "snapshot", "test"}
     if os.environ.get("BENCHWH_DBT_UNIT_TESTS") == "1":
         kinds.add("unit_test")
-    manifest = json.loads(MANIFEST_PATH.read_text())
+    # the manifest the definitions loaded, not the file: `dagster dev` may be re-writing that
+    manifest = get_manifest_and_translator_from_dbt_assets([dbt_build])[0]
     nodes = [n for n in {**manifest.get("nodes", {}), **manifest.get("unit_tests", {})}.values()
              if n.get("resource_type") in kinds]
     return len(nodes) or 1

@@ -105,3 +105,20 @@ def test_the_kept_parse_comes_first_then_the_installs(tmp_path):
     (kept / PARSE_STATE).unlink()
     assert reuse_parse(tmp_path / "t2", kept)
     assert (tmp_path / "t2" / PARSE_STATE).read_bytes() == (install_parse_state() / PARSE_STATE).read_bytes()
+
+
+def test_the_install_parse_keeps_the_seeds():
+    """The parse state a new home's first build starts from (`make manifest`'s) keeps its seeds:
+    dagster-dbt's preparer blanks their checksums, and every such build then parsed them again."""
+    import msgpack
+
+    from orchestration.dbt_state import PARSE_STATE, install_parse_state
+    from orchestration.manifest import prepare_manifest
+
+    prepare_manifest()
+    with open(install_parse_state() / PARSE_STATE, "rb") as state:
+        files = msgpack.unpack(state, raw=False, strict_map_key=False)["files"]
+    seeds = {name: entry["checksum"]["checksum"] for name, entry in files.items()
+             if entry.get("parse_file_type") == "seed"}
+    assert "benchwh://seeds/hardware_catalogue.csv" in seeds
+    assert all(checksum and set(checksum) != {"0"} for checksum in seeds.values()), seeds

@@ -48,3 +48,26 @@ def test_nightly_schedule_and_inbox_sensor(defs):
     assert schedule.cron_schedule == "0 3 * * *" and schedule.execution_timezone == "UTC"
     assert schedule.job_name == "refresh"
     assert defs.resolve_sensor_def("inbox_sensor") is not None
+
+
+def test_dagster_dev_parses_into_its_own_folder_and_leaves_the_install_manifest_alone(tmp_path):
+    """Under `dagster dev` every load of the definitions re-parses the dbt project (dagster-dbt), and
+    dbt writes its manifest in place: a `benchwh refresh` started beside the UI, which loads the
+    install's manifest, once read a half-written one (JSONDecodeError). Dev parses into target/dev/."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from orchestration.manifest import DBT_PROJECT_DIR, prepare_manifest
+
+    install = prepare_manifest()
+    before = (install.stat().st_mtime_ns, install.read_bytes())
+    env = {**os.environ, "DAGSTER_IS_DEV_CLI": "1", "BENCHWH_HOME": str(tmp_path / "warehouse")}
+    code = "import orchestration.definitions\nfrom orchestration.manifest import MANIFEST_PATH\nprint(MANIFEST_PATH)"
+    proc = subprocess.run([sys.executable, "-c", code], env=env, cwd=DBT_PROJECT_DIR.parent, capture_output=True,
+                          text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    dev_manifest = Path(proc.stdout.strip().splitlines()[-1])
+    assert dev_manifest == DBT_PROJECT_DIR / "target" / "dev" / "manifest.json" and dev_manifest.exists()
+    assert (install.stat().st_mtime_ns, install.read_bytes()) == before
