@@ -5,8 +5,9 @@
 folder (`target/dev/`): dbt writes a manifest in place, and a `benchwh refresh` started beside the
 UI read a half-written one from `target/` (a JSONDecodeError seen in the suite). Everywhere
 else the manifest must already be prepared: `prepare_manifest()` runs dagster-dbt's preparer
-(`dbt parse`) only when the dbt project's files changed since the manifest was written (a hash of
-their contents, kept beside the manifest), and the commands that load the definitions call it
+(`dbt parse`, into a private folder whose files are then renamed into place) only when the dbt
+project's files changed since the manifest was written (a hash of their contents and folder, kept
+beside the manifest), and the commands that load the definitions call it
 first (`benchwh refresh`, `runs add`, `dev`; `make install`: `python -m orchestration.manifest`).
 Importing a module never parses.
 """
@@ -21,6 +22,7 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Iterator
 
+from dagster._utils import run_with_concurrent_update_guard
 from dagster_dbt import DbtProject
 from dagster_dbt.dbt_project import DagsterDbtProjectPreparer, using_dagster_dev
 
@@ -105,13 +107,39 @@ def prepare_manifest(log=None) -> Path:
         log("dbt: parsing the project (its files changed since the last parse)")
     MANIFEST_PATH.parent.mkdir(parents=True, exist_ok=True)
     with dbt_environment():
-        InstallPreparer().prepare(DBT_PROJECT)  # `dbt parse`, under dagster-dbt's file lock
+        # one process parses; one waiting meanwhile finds the manifest newer and skips
+        run_with_concurrent_update_guard(MANIFEST_PATH, _parse_then_rename, guard_timeout_seconds=600)
     if not MANIFEST_PATH.exists():
         raise ManifestNotPrepared(f"dbt parse wrote no manifest at {MANIFEST_PATH}")
     tmp = SOURCES_HASH_PATH.with_name(f".{SOURCES_HASH_PATH.name}.tmp{os.getpid()}")
     tmp.write_text(parse_key(digest) + "\n")
     tmp.replace(SOURCES_HASH_PATH)
     return MANIFEST_PATH
+
+
+# renamed into place in this order: the manifest, which readers load, last
+PARSE_ARTIFACTS = ("partial_parse.msgpack", "semantic_manifest.json", "perf_info.json", "manifest.json")
+
+
+def _parse_then_rename() -> None:
+    """`dbt parse` into a private folder beside the manifest, then each file renamed into place: a
+    process loading the definitions meanwhile reads the old manifest or the new one, never part of
+    one (dbt writes its files in place)."""
+    target = MANIFEST_PATH.parent
+    private = target / f".parse-{os.getpid()}"
+    shutil.rmtree(private, ignore_errors=True)
+    private.mkdir(parents=True)
+    try:
+        with contextlib.suppress(OSError):  # a partial parse from the last state, when there is one
+            shutil.copyfile(target / PARSE_ARTIFACTS[0], private / PARSE_ARTIFACTS[0])
+        project = DbtProject(project_dir=DBT_PROJECT_DIR, profiles_dir=DBT_PROJECT_DIR,
+                             target_path=private.relative_to(DBT_PROJECT_DIR))
+        InstallPreparer().prepare(project)
+        for name in PARSE_ARTIFACTS:
+            if (private / name).exists():
+                os.replace(private / name, target / name)
+    finally:
+        shutil.rmtree(private, ignore_errors=True)
 
 
 def prepare_if_dev() -> Path:

@@ -122,3 +122,43 @@ def test_the_install_parse_keeps_the_seeds():
              if entry.get("parse_file_type") == "seed"}
     assert "benchwh://seeds/hardware_catalogue.csv" in seeds
     assert all(checksum and set(checksum) != {"0"} for checksum in seeds.values()), seeds
+
+
+REPARSE = """
+import json
+from orchestration.manifest import MANIFEST_PATH, prepare_manifest
+before = MANIFEST_PATH.stat().st_ino
+prepare_manifest()  # no parse key beside the manifest: as if a model changed
+print(json.dumps({"before": before, "after": MANIFEST_PATH.stat().st_ino,
+                  "nodes": len(json.loads(MANIFEST_PATH.read_text())["nodes"]),
+                  "left": sorted(p.name for p in MANIFEST_PATH.parent.iterdir() if p.name.startswith(".parse-"))}))
+"""
+
+
+def test_a_new_parse_replaces_the_manifest_and_never_rewrites_it(tmp_path):
+    """dbt writes its manifest in place; a refresh loading the definitions while another process
+    parses must find the old manifest or the new one. So the parse goes to a private folder and
+    its files are renamed into place: the manifest is a new file (inode), nothing is left behind.
+    In a copy of the project (the install's own manifest is shared by the running suite)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from tests.helpers.pipeline import copy_project
+
+    root = Path(__file__).resolve().parent.parent
+    copy = tmp_path / "project"
+    copy_project(root, copy, shutil.ignore_patterns(".git", ".venv", "warehouse", "target", "logs",
+                                                    "__pycache__", "*.egg-info", "build", "dist"))
+    (copy / "dbt_project" / "target").mkdir()
+    for name in ("manifest.json", "partial_parse.msgpack"):  # the install's parse: a partial parse follows
+        shutil.copyfile(root / "dbt_project" / "target" / name, copy / "dbt_project" / "target" / name)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("BENCHWH_", "DAGSTER_"))}
+    env.update(PYTHONPATH=str(copy), BENCHWH_HOME=str(tmp_path / "warehouse"))
+    proc = subprocess.run([sys.executable, "-c", REPARSE], cwd=copy, env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["after"] != out["before"], "the manifest was rewritten in place"
+    assert out["nodes"] > 100 and out["left"] == []
