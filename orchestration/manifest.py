@@ -126,8 +126,9 @@ def _parse_then_rename() -> None:
     process loading the definitions meanwhile reads the old manifest or the new one, never part of
     one (dbt writes its files in place)."""
     target = MANIFEST_PATH.parent
+    for left in target.glob(".parse-*"):  # a killed parse's: this one holds the lock
+        shutil.rmtree(left, ignore_errors=True)
     private = target / f".parse-{os.getpid()}"
-    shutil.rmtree(private, ignore_errors=True)
     private.mkdir(parents=True)
     try:
         with contextlib.suppress(OSError):  # a partial parse from the last state, when there is one

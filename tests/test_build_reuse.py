@@ -154,6 +154,7 @@ def test_a_new_parse_replaces_the_manifest_and_never_rewrites_it(tmp_path):
     (copy / "dbt_project" / "target").mkdir()
     for name in ("manifest.json", "partial_parse.msgpack"):  # the install's parse: a partial parse follows
         shutil.copyfile(root / "dbt_project" / "target" / name, copy / "dbt_project" / "target" / name)
+    (copy / "dbt_project" / "target" / ".parse-1").mkdir()  # left by a killed parse
     env = {k: v for k, v in os.environ.items() if not k.startswith(("BENCHWH_", "DAGSTER_"))}
     env.update(PYTHONPATH=str(copy), BENCHWH_HOME=str(tmp_path / "warehouse"))
     proc = subprocess.run([sys.executable, "-c", REPARSE], cwd=copy, env=env, capture_output=True, text=True,
