@@ -97,9 +97,12 @@ def dbt_cmd(verb: str, target: Path, work: Path) -> list[str]:
 
 def parse_phase(home: Path, work: Path, env: dict) -> dict:
     """`dbt parse` into the home's dbt-state/, as the first build of a home leaves it."""
+    from orchestration.dbt_state import mark_parse
+
     state = home / "dbt-state"
     result = run_phase("dbt_parse", dbt_cmd("parse", state, work), dbt_env(home, env, "parse"),
                        work / "dbt_parse.log", cwd=home)
+    mark_parse(state)  # made in this checkout: the builds start from it
     manifest = json.loads((state / "manifest.json").read_text())
     result["rows"] = len(manifest.get("nodes", {}))
     return result

@@ -11,8 +11,9 @@ dbt_project.yml, or when `partial_parse.msgpack` is missing from the target fold
   - passes the values naming it (version, run id, start time, code revision) in the environment,
     read by dbt only while executing (dbt_project/macros/build_value.sql), not as `--vars`;
   - starts from the parse state the previous successful build left in `dbt-state/`
-    (partial_parse.msgpack, copied into its own target folder) and leaves its own there; a home
-    without one (a new home, a copy) starts from the install's (`make manifest`'s `dbt parse`,
+    (partial_parse.msgpack, copied into its own target folder) and leaves its own there, marked
+    with the dbt project folder it was parsed in; a home without one (a new home), or with one
+    another checkout kept, starts from the install's (`make manifest`'s `dbt parse`,
     dbt_project/target/), which has the same key.
 dbt still checks every project file's hash, so an edited model is re-parsed alone.
 """
@@ -70,11 +71,32 @@ def install_parse_state() -> Path:
     return config.dbt_project_dir() / "target"
 
 
+# beside a kept parse state: the dbt project folder it was parsed in
+PARSED_IN = "parsed-in"
+
+
+def mark_parse(state: Path) -> None:
+    """Name this checkout's dbt project as where the parse state in `state` was made."""
+    tmp = state / f".{PARSED_IN}.tmp{os.getpid()}"
+    tmp.write_text(f"{config.dbt_project_dir()}\n")
+    os.replace(tmp, state / PARSED_IN)
+
+
+def parsed_here(state: Path) -> bool:
+    try:
+        return (state / PARSED_IN).read_text().strip() == str(config.dbt_project_dir())
+    except OSError:
+        return False
+
+
 def reuse_parse(target: Path, state: Path | None = None) -> bool:
     """Copy the kept parse state (else the install's) into a build's new target folder; False when
-    there is neither. A stale or torn copy costs a full parse, never a wrong build: dbt checks it."""
+    there is neither. A stale or torn copy costs a full parse, never a wrong build: dbt checks each
+    file's checksum, but a seed also remembers its folder, so a state kept by another checkout (one
+    moved, or a second one using this home) is passed over for the install's."""
     target.mkdir(parents=True, exist_ok=True)
-    for folder in (state or parse_state_dir(), install_parse_state()):
+    kept = state or parse_state_dir()
+    for folder in ((kept, install_parse_state()) if parsed_here(kept) else (install_parse_state(),)):
         try:
             shutil.copyfile(folder / PARSE_STATE, target / PARSE_STATE)
         except OSError:
@@ -94,6 +116,7 @@ def keep_parse(target: Path, state: Path | None = None) -> None:
     try:
         shutil.copyfile(source, tmp)
         os.replace(tmp, folder / PARSE_STATE)
+        mark_parse(folder)
     except OSError:
         tmp.unlink(missing_ok=True)  # a full disk leaves no partial copy behind
         raise

@@ -96,15 +96,24 @@ def test_nothing_new_skips_the_build_and_a_new_run_builds_from_the_kept_parse(wa
 
 
 def test_the_kept_parse_comes_first_then_the_installs(tmp_path):
-    from orchestration.dbt_state import PARSE_STATE, install_parse_state, reuse_parse
+    from orchestration.dbt_state import PARSE_STATE, PARSED_IN, install_parse_state, keep_parse, reuse_parse
 
+    build = tmp_path / "build-target"
+    build.mkdir()
+    (build / PARSE_STATE).write_bytes(b"kept")
     kept = tmp_path / "dbt-state"
-    kept.mkdir()
-    (kept / PARSE_STATE).write_bytes(b"kept")
+    keep_parse(build, kept)
+    installs = (install_parse_state() / PARSE_STATE).read_bytes()
     assert reuse_parse(tmp_path / "t1", kept) and (tmp_path / "t1" / PARSE_STATE).read_bytes() == b"kept"
+    # kept by another checkout of the project (moved, or sharing this home): its seeds name that
+    # checkout's folder, so the install's parse is used
+    (kept / PARSED_IN).write_text("/elsewhere/dbt_project\n")
+    assert reuse_parse(tmp_path / "t2", kept) and (tmp_path / "t2" / PARSE_STATE).read_bytes() == installs
+    (kept / PARSED_IN).unlink()  # kept before states were marked: the same
+    assert reuse_parse(tmp_path / "t3", kept) and (tmp_path / "t3" / PARSE_STATE).read_bytes() == installs
     (kept / PARSE_STATE).unlink()
-    assert reuse_parse(tmp_path / "t2", kept)
-    assert (tmp_path / "t2" / PARSE_STATE).read_bytes() == (install_parse_state() / PARSE_STATE).read_bytes()
+    assert reuse_parse(tmp_path / "t4", kept)
+    assert (tmp_path / "t4" / PARSE_STATE).read_bytes() == installs
 
 
 def test_the_install_parse_keeps_the_seeds():
