@@ -89,37 +89,42 @@ def parsed_here(state: Path) -> bool:
         return False
 
 
+def copy_parse_state(source: Path, folder: Path) -> None:
+    """source/partial_parse.msgpack into folder, whole or not at all (OSError when there is none to
+    copy, or the disk is full: no partial copy is left behind)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    tmp = folder / f".{PARSE_STATE}.tmp{os.getpid()}"
+    try:
+        shutil.copyfile(source / PARSE_STATE, tmp)
+        os.replace(tmp, folder / PARSE_STATE)
+    except OSError:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
 def reuse_parse(target: Path, state: Path | None = None) -> bool:
     """Copy the kept parse state (else the install's) into a build's new target folder; False when
     there is neither. A stale or torn copy costs a full parse, never a wrong build: dbt checks each
     file's checksum, but a seed also remembers its folder, so a state kept by another checkout (one
     moved, or a second one using this home) is passed over for the install's."""
-    target.mkdir(parents=True, exist_ok=True)
     kept = state or parse_state_dir()
     for folder in ((kept, install_parse_state()) if parsed_here(kept) else (install_parse_state(),)):
         try:
-            shutil.copyfile(folder / PARSE_STATE, target / PARSE_STATE)
+            copy_parse_state(folder, target)
         except OSError:
             continue
         return True
+    target.mkdir(parents=True, exist_ok=True)
     return False
 
 
 def keep_parse(target: Path, state: Path | None = None) -> None:
     """After a successful build: its parse state becomes the one the next build starts from."""
-    source = target / PARSE_STATE
-    folder = state or parse_state_dir()
-    if not source.exists():
+    if not (target / PARSE_STATE).exists():
         return
-    folder.mkdir(parents=True, exist_ok=True)
-    tmp = folder / f".{PARSE_STATE}.tmp{os.getpid()}"
-    try:
-        shutil.copyfile(source, tmp)
-        os.replace(tmp, folder / PARSE_STATE)
-        mark_parse(folder)
-    except OSError:
-        tmp.unlink(missing_ok=True)  # a full disk leaves no partial copy behind
-        raise
+    folder = state or parse_state_dir()
+    copy_parse_state(target, folder)
+    mark_parse(folder)
 
 
 def move_build(building: Path, final: Path) -> None:

@@ -27,6 +27,7 @@ from dagster_dbt import DbtProject
 from dagster_dbt.dbt_project import DagsterDbtProjectPreparer, using_dagster_dev
 
 from ingest import config
+from orchestration.dbt_state import PARSE_STATE, copy_parse_state, install_parse_state
 
 DBT_PROJECT_DIR = config.dbt_project_dir()
 INSTALL_TARGET = Path("target")
@@ -118,7 +119,7 @@ def prepare_manifest(log=None) -> Path:
 
 
 # renamed into place in this order: the manifest, which readers load, last
-PARSE_ARTIFACTS = ("partial_parse.msgpack", "semantic_manifest.json", "perf_info.json", "manifest.json")
+PARSE_ARTIFACTS = (PARSE_STATE, "semantic_manifest.json", "perf_info.json", "manifest.json")
 
 
 def _parse_then_rename() -> None:
@@ -132,7 +133,7 @@ def _parse_then_rename() -> None:
     private.mkdir(parents=True)
     try:
         with contextlib.suppress(OSError):  # a partial parse from the last state, when there is one
-            shutil.copyfile(target / PARSE_ARTIFACTS[0], private / PARSE_ARTIFACTS[0])
+            copy_parse_state(target, private)
         project = DbtProject(project_dir=DBT_PROJECT_DIR, profiles_dir=DBT_PROJECT_DIR,
                              target_path=private.relative_to(DBT_PROJECT_DIR))
         InstallPreparer().prepare(project)
@@ -157,15 +158,10 @@ def prepare_if_dev() -> Path:
 
 def _start_from_the_install_parse() -> None:
     """dev's first parse starts from the install's parse state (a partial parse, not a full one)."""
-    state = "partial_parse.msgpack"
     dev = DBT_PROJECT_DIR / DEV_TARGET
-    if not (dev / state).exists() and (DBT_PROJECT_DIR / INSTALL_TARGET / state).exists():
-        dev.mkdir(parents=True, exist_ok=True)
-        tmp = dev / f".{state}.tmp{os.getpid()}"
-        with contextlib.suppress(OSError):
-            shutil.copyfile(DBT_PROJECT_DIR / INSTALL_TARGET / state, tmp)
-            tmp.replace(dev / state)
-        tmp.unlink(missing_ok=True)
+    if not (dev / PARSE_STATE).exists():
+        with contextlib.suppress(OSError):  # no install parse either: dev's first parse is a full one
+            copy_parse_state(install_parse_state(), dev)
 
 
 if __name__ == "__main__":
