@@ -11,7 +11,8 @@ from pathlib import Path
 
 from ingest import config
 from publish.publish import exports_dir, home_lock, read_version
-from orchestration.resources import DBT_PROJECT_DIR, dbt_env, dbt_executable
+from orchestration.dbt_cli import dbt_executable
+from orchestration.resources import DBT_PROJECT_DIR, dbt_env
 
 
 class DocsError(Exception):

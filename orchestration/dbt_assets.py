@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any, Mapping
 
 import dagster as dg
+
+import orchestration.dbt_cli  # noqa: F401  (before dagster_dbt: dagster-dbt without dbt-core)
 from dagster_dbt import DagsterDbtTranslator, DagsterDbtTranslatorSettings, DbtCliResource, dbt_assets
 
 from ingest import config, file_memo

@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import Iterator
 
 from dagster._utils import run_with_concurrent_update_guard
-from dagster_dbt import DbtProject
-from dagster_dbt.dbt_project import DagsterDbtProjectPreparer, using_dagster_dev
 
 from ingest import config
+from orchestration.dbt_cli import BenchPreparer, DbtProject  # before any other dagster_dbt import
+from dagster_dbt.dbt_project import using_dagster_dev
 from orchestration.dbt_state import PARSE_STATE, copy_parse_state, install_parse_state
 
 DBT_PROJECT_DIR = config.dbt_project_dir()
@@ -45,7 +45,7 @@ class ManifestNotPrepared(RuntimeError):
     """The definitions were loaded outside `dagster dev` before any command prepared the manifest."""
 
 
-class InstallPreparer(DagsterDbtProjectPreparer):
+class InstallPreparer(BenchPreparer):
     """dagster-dbt's `dbt parse`, keeping the seeds in the parse state. dagster-dbt blanks their
     checksums, for a state made in one place and used in another (a seed remembers its folder), and
     every build starting from the install's state then parsed the seeds again: 0.7 of the 8
@@ -149,7 +149,7 @@ def prepare_if_dev() -> Path:
     if using_dagster_dev():
         _start_from_the_install_parse()
     with dbt_environment():
-        DBT_PROJECT.prepare_if_dev()
+        BenchPreparer().prepare_if_dev(DBT_PROJECT)
     if not MANIFEST_PATH.exists():
         raise ManifestNotPrepared(f"no dbt manifest at {MANIFEST_PATH}: run `make install` or "
                                   "`python -m orchestration.manifest` (benchwh refresh and dev prepare it)")

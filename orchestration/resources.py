@@ -3,42 +3,12 @@ manifest: orchestration/manifest.py)."""
 from __future__ import annotations
 
 import os
-import sys
-from importlib import metadata
 from pathlib import Path
 
-from dagster_dbt import DbtCliResource
-from packaging import version
-
 from ingest import config
+from orchestration.dbt_cli import BenchDbtCliResource, DbtCliResource, guarded_dbt_executable
 from orchestration.dbt_state import build_dir
 from orchestration.manifest import DBT_PROJECT_DIR
-
-
-def dbt_executable() -> str:
-    """The dbt installed beside this interpreter: works without an activated venv."""
-    candidate = Path(sys.executable).parent / "dbt"
-    return str(candidate) if candidate.exists() else "dbt"
-
-
-def guarded_dbt_executable() -> str:
-    """`benchwh-dbt` (cli/dbt_guard.py): dbt that dies with this process; plain dbt without it."""
-    candidate = Path(sys.executable).parent / "benchwh-dbt"
-    return str(candidate) if candidate.exists() else dbt_executable()
-
-
-class BenchDbtCliResource(DbtCliResource):
-    """dagster-dbt's resource without two start-up costs of every build (about 3 s together):
-    it ran `dbt --version` in a subprocess to learn the version of the dbt beside this interpreter
-    (the installed dbt-core's), and loaded the profile and the DuckDB adapter in this process for
-    row counts and column metadata, which no asset here asks for."""
-
-    @property
-    def _cli_version(self) -> version.Version:
-        return version.parse(metadata.version("dbt-core"))
-
-    def _initialize_dbt_core_adapter(self, args):
-        return None
 
 
 def dbt_resource() -> DbtCliResource:

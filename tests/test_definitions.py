@@ -64,10 +64,83 @@ def test_dagster_dev_parses_into_its_own_folder_and_leaves_the_install_manifest_
     install = prepare_manifest()
     before = (install.stat().st_mtime_ns, install.read_bytes())
     env = {**os.environ, "DAGSTER_IS_DEV_CLI": "1", "BENCHWH_HOME": str(tmp_path / "warehouse")}
-    code = "import orchestration.definitions\nfrom orchestration.manifest import MANIFEST_PATH\nprint(MANIFEST_PATH)"
+    code = ("import sys, orchestration.definitions\nfrom orchestration.manifest import MANIFEST_PATH\n"
+            "print('dbt' in sys.modules)\nprint(MANIFEST_PATH)")
     proc = subprocess.run([sys.executable, "-c", code], env=env, cwd=DBT_PROJECT_DIR.parent, capture_output=True,
                           text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    dev_manifest = Path(proc.stdout.strip().splitlines()[-1])
+    *_, dbt_core_imported, dev_manifest = proc.stdout.strip().splitlines()
+    assert dbt_core_imported == "False", "dev's parse loaded dbt-core in the code server (BenchPreparer)"
+    dev_manifest = Path(dev_manifest)
     assert dev_manifest == DBT_PROJECT_DIR / "target" / "dev" / "manifest.json" and dev_manifest.exists()
     assert (install.stat().st_mtime_ns, install.read_bytes()) == before
+
+
+GRAPH = """
+import json, re, sys
+if sys.argv[1] == "with-dbt-core":
+    import dbt.version  # as if something in the process had imported dbt first
+import orchestration.definitions
+import dagster_dbt.compat
+graph = orchestration.definitions.defs.resolve_asset_graph()
+nodes = {node.key.to_user_string(): {
+    "deps": sorted(k.to_user_string() for k in node.parent_keys),
+    "checks": sorted(str(k) for k in node.check_keys), "group": node.group_name,
+    "kinds": sorted(node.kinds), "tags": node.tags, "description": node.description,
+    "metadata": {k: re.sub("0x[0-9a-f]+", "0x", str(v)) for k, v in node.metadata.items()
+                 if k != "dagster/code_references"}} for node in graph.asset_nodes}
+print(json.dumps({"dbt_core": dagster_dbt.compat.DBT_PYTHON_VERSION is not None, "nodes": nodes}, sort_keys=True))
+"""
+
+DBT_EVENTS = """
+import json, sys
+from pathlib import Path
+from orchestration.dbt_assets import BenchTranslator
+from orchestration.dbt_cli import BenchDbtCliResource, dbt_executable
+from orchestration.manifest import DBT_PROJECT_DIR, MANIFEST_PATH
+dbt = BenchDbtCliResource(project_dir=str(DBT_PROJECT_DIR), profiles_dir=str(DBT_PROJECT_DIR),
+                          dbt_executable=dbt_executable())
+invocation = dbt.cli(["build", "--select", "quantizations", "--indirect-selection", "cautious"],
+                     manifest=MANIFEST_PATH, dagster_dbt_translator=BenchTranslator(),
+                     target_path=Path(sys.argv[1]), raise_on_error=False)
+events = [(type(e).__name__, e.asset_key.to_user_string() if getattr(e, "asset_key", None) else e.output_name)
+          for e in invocation.stream()]
+print(json.dumps({"ok": invocation.is_successful(), "events": events, "dbt_core": "dbt" in sys.modules}))
+"""
+
+
+def _python(code: str, *args: str, home) -> dict:
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from orchestration.manifest import DBT_PROJECT_DIR, prepare_manifest
+
+    prepare_manifest()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("BENCHWH_", "DAGSTER_"))}
+    env.update(BENCHWH_HOME=str(home), BENCHWH_BUILD_PATH=str(home / "build.duckdb"))
+    proc = subprocess.run([sys.executable, "-c", code, *args], env=env, cwd=DBT_PROJECT_DIR.parent,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_dagster_dbt_loads_without_dbt_core_and_the_asset_graph_is_the_same(tmp_path):
+    """orchestration/dbt_cli.py: Dagster's processes load dagster-dbt in its mode for a dbt-core
+    installed elsewhere (1.3 CPU-s less per process); every asset, dependency, check and metadata
+    value is what dagster-dbt gives with dbt-core imported."""
+    without = _python(GRAPH, "default", home=tmp_path)
+    with_core = _python(GRAPH, "with-dbt-core", home=tmp_path)
+    assert (without["dbt_core"], with_core["dbt_core"]) == (False, True)
+    assert len(without["nodes"]) > 80 and without["nodes"] == with_core["nodes"]
+
+
+def test_a_dbt_invocation_streams_its_asset_events_without_dbt_core(tmp_path):
+    """The dbt CLI's events become Dagster events (a seed's materialization, its test's check) through
+    dagster-dbt's own types when dbt-core is not loaded, and nothing loads it on the way."""
+    out = _python(DBT_EVENTS, str(tmp_path / "target"), home=tmp_path)
+    assert out["ok"] and not out["dbt_core"], out
+    kinds = {kind for kind, _ in out["events"]}
+    assert ("AssetMaterialization", "seeds/quantizations") in [tuple(e) for e in out["events"]], out["events"]
+    assert "AssetCheckEvaluation" in kinds, out["events"]  # its unique test

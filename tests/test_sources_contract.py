@@ -207,7 +207,8 @@ def staging_build(manifest, tmp_path_factory, request) -> dict[str, dict]:
     models = sorted({m for src in sources for m in staging_models_of(manifest, src).values()})
     names = [manifest["nodes"][m]["name"] for m in models]
     target = root / "target"
-    from orchestration.resources import DBT_PROJECT_DIR, dbt_executable
+    from orchestration.dbt_cli import dbt_executable
+    from orchestration.resources import DBT_PROJECT_DIR
 
     env = {**os.environ, "BENCHWH_HOME": str(home), "BENCHWH_BUILD_PATH": str(root / "build.duckdb"),
            "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}

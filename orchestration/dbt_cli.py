@@ -1,0 +1,66 @@
+"""dbt as a subprocess, and dagster-dbt without dbt-core in Dagster's processes.
+
+dbt always runs as its own process here (`benchwh-dbt`, `dbt parse`), and the resource asks
+nothing of a dbt adapter in this one (`BenchDbtCliResource`). dagster-dbt imports dbt-core all
+the same when it can, for types it also defines itself when dbt-core is not installed: its mode
+for a dbt that lives in another environment. That import was 1.3 of the 3.2 CPU-seconds of
+loading the definitions, paid by every refresh, run step process and UI code server. So
+dagster-dbt is imported here with `dbt` hidden (it reads `dbt.version` once, at import:
+dagster_dbt/compat.py); dbt stays importable afterwards for anything else in the process. Import
+this module before `dagster_dbt` (the modules of `orchestration` do). When dbt-core is already
+imported, dagster-dbt uses it as before. The asset graph is the same either way, and a dbt
+invocation streams its events without importing dbt-core (tests/test_definitions.py).
+"""
+from __future__ import annotations
+
+import sys
+from importlib import metadata
+from pathlib import Path
+
+if "dagster_dbt" not in sys.modules and "dbt" not in sys.modules:
+    sys.modules["dbt"] = None  # `import dbt...` raises ModuleNotFoundError
+    try:
+        import dagster_dbt  # noqa: F401
+    finally:
+        del sys.modules["dbt"]
+
+from dagster_dbt import DbtCliResource  # noqa: E402
+from dagster_dbt.dbt_project import DagsterDbtProjectPreparer, DbtProject  # noqa: E402
+from packaging import version  # noqa: E402
+
+
+def dbt_executable() -> str:
+    """The dbt installed beside this interpreter: works without an activated venv."""
+    candidate = Path(sys.executable).parent / "dbt"
+    return str(candidate) if candidate.exists() else "dbt"
+
+
+def guarded_dbt_executable() -> str:
+    """`benchwh-dbt` (cli/dbt_guard.py): dbt that dies with this process; plain dbt without it."""
+    candidate = Path(sys.executable).parent / "benchwh-dbt"
+    return str(candidate) if candidate.exists() else dbt_executable()
+
+
+class BenchDbtCliResource(DbtCliResource):
+    """dagster-dbt's resource without two start-up costs of every build (about 3 s together):
+    it ran `dbt --version` in a subprocess to learn the version of the dbt beside this interpreter
+    (the installed dbt-core's), and loaded the profile and the DuckDB adapter in this process for
+    row counts and column metadata, which no asset here asks for."""
+
+    @property
+    def _cli_version(self) -> version.Version:
+        return version.parse(metadata.version("dbt-core"))
+
+    def _initialize_dbt_core_adapter(self, args):
+        return None
+
+
+class BenchPreparer(DagsterDbtProjectPreparer):
+    """dagster-dbt's `dbt parse` through `BenchDbtCliResource`: no `dbt --version` subprocess and
+    no dbt adapter (nor dbt-core) loaded in this process for a parse."""
+
+    def _prepare_manifest(self, project: DbtProject) -> None:
+        (BenchDbtCliResource(project_dir=project, dbt_executable=dbt_executable())
+         .cli(self._prepare_project_cli_args, target_path=project.target_path)
+         .wait())
+        self._invalidate_seeds_in_partial_parse(project)
