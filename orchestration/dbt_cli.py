@@ -1,15 +1,13 @@
 """dbt as a subprocess, and dagster-dbt without dbt-core in Dagster's processes.
 
-dbt always runs as its own process here (`benchwh-dbt`, `dbt parse`), and the resource asks
-nothing of a dbt adapter in this one (`BenchDbtCliResource`). dagster-dbt imports dbt-core all
-the same when it can, for types it also defines itself when dbt-core is not installed: its mode
-for a dbt that lives in another environment. That import was 1.3 of the 3.2 CPU-seconds of
-loading the definitions, paid by every refresh, run step process and UI code server. So
-dagster-dbt is imported here with `dbt` hidden (it reads `dbt.version` once, at import:
-dagster_dbt/compat.py); dbt stays importable afterwards for anything else in the process. Import
-this module before `dagster_dbt` (the modules of `orchestration` do). When dbt-core is already
-imported, dagster-dbt uses it as before. The asset graph is the same either way, and a dbt
-invocation streams its events without importing dbt-core (tests/test_definitions.py).
+dbt only ever runs as its own process here (`benchwh-dbt`, `dbt parse`), and nothing asks a dbt
+adapter in this one (`BenchDbtCliResource`). dagster-dbt still imports dbt-core when it can, for
+types it defines itself when dbt-core lives elsewhere; that import was 1.3 of the 3.2 CPU-seconds
+of loading the definitions, in every refresh, step process and UI code server. So dagster-dbt is
+imported here with `dbt` hidden (it looks once, at import: dagster_dbt/compat.py), and dbt is
+importable again right after. Import this module before `dagster_dbt`. Where dbt-core was
+imported first, dagster-dbt uses it as before; the asset graph is the same either way
+(tests/test_definitions.py).
 """
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Resources and the paths a run uses: dbt beside this interpreter, the per-run build file (the
-manifest: orchestration/manifest.py)."""
+"""Resources and the paths a run uses: the dbt resource (orchestration/dbt_cli.py), the per-run
+build file (the manifest: orchestration/manifest.py)."""
 from __future__ import annotations
 
 import os
