@@ -16,7 +16,8 @@ from importlib import metadata
 from pathlib import Path
 
 if "dagster_dbt" not in sys.modules and "dbt" not in sys.modules:
-    sys.modules["dbt"] = None  # `import dbt...` raises ModuleNotFoundError
+    # `import dbt...` raises ModuleNotFoundError until dagster_dbt is in (no thread here imports dbt)
+    sys.modules["dbt"] = None
     try:
         import dagster_dbt  # noqa: F401
     finally:
