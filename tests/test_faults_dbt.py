@@ -52,21 +52,27 @@ def test_dbt_test_failure(published, site):
     assert "failing rows: area=Testland, year=" in proc.stderr.strip().splitlines()[-1]
 
 
-def test_null_in_one_column_names_it(tmp_path):
-    """not_null_columns (one test per model) fails on a null in one of its columns, and the reason
-    names the test and that column with its null-row count (a real dbt build of the grid staging)."""
+def landed_grid(home: Path) -> Path:
+    """The grid recording landed into a new home: its intensity folder."""
     from ingest.landing import Lander
     from ingest.raw_store import RawStore
     from ingest.replay import replay_into_store
     from ingest.sources.grid import GridSource
-    from tests.helpers.dbt_build import failed_dbt_build
 
-    home = tmp_path / "warehouse"
     store = RawStore(home / "raw")
     src = GridSource()
     replay_into_store(src.name, store, src.parser_version)
     Lander(home / "landing", store, log=lambda m: None).land_pending(src)
-    folder = home / "landing" / "grid" / "intensity"
+    return home / "landing" / "grid" / "intensity"
+
+
+def test_null_in_one_column_names_it(tmp_path):
+    """not_null_columns (one test per model) fails on a null in one of its columns, and the reason
+    names the test and that column with its null-row count (a real dbt build of the grid staging)."""
+    from tests.helpers.dbt_build import failed_dbt_build
+
+    home = tmp_path / "warehouse"
+    folder = landed_grid(home)
     landed = next(p for p in folder.glob("*.parquet") if not p.name.startswith("_"))
     # a new area: the row breaks no unique test, only not-null
     duckdb.sql(f"""
@@ -75,3 +81,19 @@ def test_null_in_one_column_names_it(tmp_path):
     reason = failed_dbt_build(home, tmp_path, ["stg_grid__intensities"])
     assert "dbt fail in test.benchwh.not_null_columns_stg_grid__intensities." in reason, reason
     assert reason.endswith("failing rows: column_name=gco2_per_kwh, null_rows=1"), reason
+
+
+def test_a_duplicate_key_fails_the_unique_test_and_names_the_key(tmp_path):
+    """dbt's unique test on a model's key catches a row landed twice for the same body, area and year
+    (no other test shows one of the generic unique tests failing), and the reason quotes the key."""
+    from tests.helpers.dbt_build import failed_dbt_build
+
+    home = tmp_path / "warehouse"
+    folder = landed_grid(home)
+    landed = next(p for p in folder.glob("*.parquet") if not p.name.startswith("_"))
+    duckdb.sql(f"""
+        COPY (SELECT * FROM read_parquet('{landed}') WHERE area = 'World' ORDER BY year LIMIT 1)
+        TO '{folder / "zz-twice.parquet"}' (FORMAT parquet)""")
+    reason = failed_dbt_build(home, tmp_path, ["stg_grid__intensities"])
+    assert "dbt fail in test.benchwh.unique_stg_grid__intensities_" in reason, reason
+    assert re.search(r"failing rows: unique_field=[0-9a-f]{64}\|World\|\d{4}, n_records=2$", reason), reason
