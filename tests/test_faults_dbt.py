@@ -52,18 +52,22 @@ def test_dbt_test_failure(published, site):
     assert "failing rows: area=Testland, year=" in proc.stderr.strip().splitlines()[-1]
 
 
-def landed_grid(home: Path) -> Path:
-    """The grid recording landed into a new home: its intensity folder."""
+def landed(home: Path, src, entity: str) -> Path:
+    """A source's offline recording landed into a new home: the folder of one of its entities."""
     from ingest.landing import Lander
     from ingest.raw_store import RawStore
     from ingest.replay import replay_into_store
-    from ingest.sources.grid import GridSource
 
     store = RawStore(home / "raw")
-    src = GridSource()
     replay_into_store(src.name, store, src.parser_version)
     Lander(home / "landing", store, log=lambda m: None).land_pending(src)
-    return home / "landing" / "grid" / "intensity"
+    return home / "landing" / src.name / entity
+
+
+def landed_grid(home: Path) -> Path:
+    from ingest.sources.grid import GridSource
+
+    return landed(home, GridSource(), "intensity")
 
 
 def test_null_in_one_column_names_it(tmp_path):
@@ -97,3 +101,21 @@ def test_a_duplicate_key_fails_the_unique_test_and_names_the_key(tmp_path):
     reason = failed_dbt_build(home, tmp_path, ["stg_grid__intensities"])
     assert "dbt fail in test.benchwh.unique_stg_grid__intensities_" in reason, reason
     assert re.search(r"failing rows: unique_field=[0-9a-f]{64}\|World\|\d{4}, n_records=2$", reason), reason
+
+
+def test_a_value_outside_the_accepted_ones_fails_and_is_named(tmp_path):
+    """dbt's accepted_values test on a run's trust catches a value landing never writes (pandera
+    quarantines it; here a landing file is written past it), and the reason quotes the value."""
+    from ingest.sources.runs.source import RunsSource
+    from tests.helpers.dbt_build import failed_dbt_build
+
+    home = tmp_path / "warehouse"
+    folder = landed(home, RunsSource(), "runs")
+    landed_file = next(p for p in folder.glob("*.parquet") if not p.name.startswith("_"))
+    duckdb.sql(f"""
+        COPY (SELECT * REPLACE ('trusted-by-me' AS trust, source_run_id || '-x' AS source_run_id)
+              FROM read_parquet('{landed_file}') LIMIT 1)
+        TO '{folder / "zz-trust.parquet"}' (FORMAT parquet)""")
+    reason = failed_dbt_build(home, tmp_path, ["stg_runs__runs"])
+    assert "dbt fail in test.benchwh.accepted_values_stg_runs__runs_trust__signed__unverified." in reason, reason
+    assert reason.endswith("failing rows: value_field=trusted-by-me, n_records=1"), reason
