@@ -119,7 +119,8 @@ def _python(code: str, *args: str, home) -> dict:
 
     prepare_manifest()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("BENCHWH_", "DAGSTER_"))}
-    env.update(BENCHWH_HOME=str(home), BENCHWH_BUILD_PATH=str(home / "build.duckdb"))
+    # dbt's files in the test's folder, not the project's (dagster-dbt runs dbt in the project)
+    env.update(BENCHWH_HOME=str(home), BENCHWH_BUILD_PATH=str(home / "build.duckdb"), DBT_LOG_PATH=str(home / "logs"))
     proc = subprocess.run([sys.executable, "-c", code, *args], env=env, cwd=DBT_PROJECT_DIR.parent,
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
