@@ -54,24 +54,17 @@ def test_dagster_dev_parses_into_its_own_folder_and_leaves_the_install_manifest_
     """Under `dagster dev` every load of the definitions re-parses the dbt project (dagster-dbt), and
     dbt writes its manifest in place: a `benchwh refresh` started beside the UI, which loads the
     install's manifest, once read a half-written one (JSONDecodeError). Dev parses into target/dev/."""
-    import os
-    import subprocess
-    import sys
     from pathlib import Path
 
     from orchestration.manifest import DBT_PROJECT_DIR, prepare_manifest
 
     install = prepare_manifest()
     before = (install.stat().st_mtime_ns, install.read_bytes())
-    env = {**os.environ, "DAGSTER_IS_DEV_CLI": "1", "BENCHWH_HOME": str(tmp_path / "warehouse")}
-    code = ("import sys, orchestration.definitions\nfrom orchestration.manifest import MANIFEST_PATH\n"
-            "print('dbt' in sys.modules)\nprint(MANIFEST_PATH)")
-    proc = subprocess.run([sys.executable, "-c", code], env=env, cwd=DBT_PROJECT_DIR.parent, capture_output=True,
-                          text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    *_, dbt_core_imported, dev_manifest = proc.stdout.strip().splitlines()
-    assert dbt_core_imported == "False", "dev's parse loaded dbt-core in the code server (BenchPreparer)"
-    dev_manifest = Path(dev_manifest)
+    code = ("import json, sys, orchestration.definitions\nfrom orchestration.manifest import MANIFEST_PATH\n"
+            "print(json.dumps({'dbt_core': 'dbt' in sys.modules, 'manifest': str(MANIFEST_PATH)}))")
+    out = _python(code, home=tmp_path / "warehouse", DAGSTER_IS_DEV_CLI="1")
+    assert not out["dbt_core"], "dev's parse loaded dbt-core in the code server (BenchPreparer)"
+    dev_manifest = Path(out["manifest"])
     assert dev_manifest == DBT_PROJECT_DIR / "target" / "dev" / "manifest.json" and dev_manifest.exists()
     assert (install.stat().st_mtime_ns, install.read_bytes()) == before
 
@@ -109,7 +102,8 @@ print(json.dumps({"ok": invocation.is_successful(), "events": events, "dbt_core"
 """
 
 
-def _python(code: str, *args: str, home) -> dict:
+def _python(code: str, *args: str, home, **env_extra: str) -> dict:
+    """Run `code` in a new interpreter in the project, the home given; its last line is JSON."""
     import json
     import os
     import subprocess
@@ -120,7 +114,8 @@ def _python(code: str, *args: str, home) -> dict:
     prepare_manifest()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("BENCHWH_", "DAGSTER_"))}
     # dbt's files in the test's folder, not the project's (dagster-dbt runs dbt in the project)
-    env.update(BENCHWH_HOME=str(home), BENCHWH_BUILD_PATH=str(home / "build.duckdb"), DBT_LOG_PATH=str(home / "logs"))
+    env.update(BENCHWH_HOME=str(home), BENCHWH_BUILD_PATH=str(home / "build.duckdb"), DBT_LOG_PATH=str(home / "logs"),
+               **env_extra)
     proc = subprocess.run([sys.executable, "-c", code, *args], env=env, cwd=DBT_PROJECT_DIR.parent,
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -52,31 +52,26 @@ def test_dbt_test_failure(published, site):
     assert "failing rows: area=Testland, year=" in proc.stderr.strip().splitlines()[-1]
 
 
-def landed(home: Path, src, entity: str) -> Path:
+def land_recording(home: Path, src, entity: str) -> Path:
     """A source's offline recording landed into a new home: the folder of one of its entities."""
     from ingest.landing import Lander
     from ingest.raw_store import RawStore
     from ingest.replay import replay_into_store
 
     store = RawStore(home / "raw")
-    replay_into_store(src.name, store, src.parser_version)
+    replay_into_store(src, store, src.parser_version)
     Lander(home / "landing", store, log=lambda m: None).land_pending(src)
     return home / "landing" / src.name / entity
-
-
-def landed_grid(home: Path) -> Path:
-    from ingest.sources.grid import GridSource
-
-    return landed(home, GridSource(), "intensity")
 
 
 def test_null_in_one_column_names_it(tmp_path):
     """not_null_columns (one test per model) fails on a null in one of its columns, and the reason
     names the test and that column with its null-row count (a real dbt build of the grid staging)."""
+    from ingest.sources.grid import GridSource
     from tests.helpers.dbt_build import failed_dbt_build
 
     home = tmp_path / "warehouse"
-    folder = landed_grid(home)
+    folder = land_recording(home, GridSource(), "intensity")
     landed = next(p for p in folder.glob("*.parquet") if not p.name.startswith("_"))
     # a new area: the row breaks no unique test, only not-null
     duckdb.sql(f"""
@@ -90,10 +85,11 @@ def test_null_in_one_column_names_it(tmp_path):
 def test_a_duplicate_key_fails_the_unique_test_and_names_the_key(tmp_path):
     """dbt's unique test on a model's key catches a row landed twice for the same body, area and year
     (no other test shows one of the generic unique tests failing), and the reason quotes the key."""
+    from ingest.sources.grid import GridSource
     from tests.helpers.dbt_build import failed_dbt_build
 
     home = tmp_path / "warehouse"
-    folder = landed_grid(home)
+    folder = land_recording(home, GridSource(), "intensity")
     landed = next(p for p in folder.glob("*.parquet") if not p.name.startswith("_"))
     duckdb.sql(f"""
         COPY (SELECT * FROM read_parquet('{landed}') WHERE area = 'World' ORDER BY year LIMIT 1)
@@ -110,7 +106,7 @@ def test_a_value_outside_the_accepted_ones_fails_and_is_named(tmp_path):
     from tests.helpers.dbt_build import failed_dbt_build
 
     home = tmp_path / "warehouse"
-    folder = landed(home, RunsSource(), "runs")
+    folder = land_recording(home, RunsSource(), "runs")
     landed_file = next(p for p in folder.glob("*.parquet") if not p.name.startswith("_"))
     duckdb.sql(f"""
         COPY (SELECT * REPLACE ('trusted-by-me' AS trust, source_run_id || '-x' AS source_run_id)
