@@ -5,7 +5,8 @@ Two test sources, registered through the `benchwh.sources` entry point group (a 
 PYTHONPATH), fetch from a loopback server that holds each answer until both sources have asked: in
 a multiprocess run the two landing steps must overlap (seen in the Dagster event log: each step's
 STEP_START comes before the other's STEP_SUCCESS); a serial run gets its answers at once. Before
-that, every built-in source lands the offline snapshot in the same run mode.
+that, in the same process, every built-in source lands the offline snapshot in the same run mode.
+A multiprocess run killed mid-fetch leaves no step process behind.
 """
 from __future__ import annotations
 
@@ -67,7 +68,7 @@ class SlowB(_Slow):
 '''
 
 DRIVER = '''
-import json, sys
+import json, os, sys
 from dagster import DagsterEventType, DagsterInstance
 from ingest.source import load_sources
 from orchestration.checks import landing_key
@@ -75,21 +76,24 @@ from orchestration.execution import execute_refresh
 from orchestration.instance import ensure_dagster_home
 from orchestration.tags import fetch_tags
 
-executor, mode = sys.argv[1], sys.argv[2]
+executor, urls, modes = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3:] or ["offline", "live"]
 ensure_dagster_home()
 sources = load_sources()
-if mode == "offline":  # every source's landing, on the bundled recordings
-    tags, names = fetch_tags(None, True), sorted(sources)
-else:  # the two slow sources, fetched from the loopback server
-    tags, names = fetch_tags(["slow_a", "slow_b"], False), ["slow_a", "slow_b"]
-keys = [landing_key(n, e.name) for n in names for e in sources[n].entities]
 wanted = (DagsterEventType.STEP_START, DagsterEventType.STEP_SUCCESS)
-with DagsterInstance.get() as instance, execute_refresh(instance, tags, executor, 2, keys) as result:
-    steps = [(r.step_key, r.dagster_event_type.value, r.timestamp)
-             for r in instance.all_logs(result.run_id) if r.is_dagster_event and r.dagster_event_type in wanted]
-    failures = [r.dagster_event.event_specific_data.error.to_string() for r in instance.all_logs(result.run_id)
-                if r.is_dagster_event and r.dagster_event_type == DagsterEventType.STEP_FAILURE]
-    print(json.dumps({"success": result.success, "steps": steps, "failures": failures}))
+for mode in modes:
+    if mode == "offline":  # every source's landing, on the bundled recordings
+        tags, names = fetch_tags(None, True), sorted(sources)
+    else:  # the two slow sources, fetched from the loopback server named only now
+        os.environ.update(urls)
+        tags, names = fetch_tags(["slow_a", "slow_b"], False), ["slow_a", "slow_b"]
+    keys = [landing_key(n, e.name) for n in names for e in sources[n].entities]
+    with DagsterInstance.get() as instance, execute_refresh(instance, tags, executor, 2, keys) as result:
+        logs = instance.all_logs(result.run_id)
+        steps = [(r.step_key, r.dagster_event_type.value, r.timestamp)
+                 for r in logs if r.is_dagster_event and r.dagster_event_type in wanted]
+        failures = [r.dagster_event.event_specific_data.error.to_string() for r in logs
+                    if r.is_dagster_event and r.dagster_event_type == DagsterEventType.STEP_FAILURE]
+        print(json.dumps({"mode": mode, "success": result.success, "steps": steps, "failures": failures}))
 '''
 
 
@@ -110,11 +114,13 @@ class MeetingServer(LoopbackServer):
     def __init__(self):
         super().__init__()
         self.barrier = None
+        self.asked: set[str] = set()  # as each request arrives (self.requests logs it once answered)
         for name in ("a", "b"):
             self.route(f"/{name}/items", self._answer(name))
 
     def _answer(self, name: str):
         def handler(req):
+            self.asked.add(req.path)
             if self.barrier is not None:
                 try:
                     self.barrier.wait()
@@ -125,17 +131,19 @@ class MeetingServer(LoopbackServer):
         return handler
 
 
-def run(home: Path, site: Path, executor: str, mode: str, server: MeetingServer | None) -> dict:
+def run(home: Path, site: Path, executor: str, server: MeetingServer) -> dict[str, dict]:
+    """The offline run, then the live one, in one process: the live run's steps see the source URLs
+    set after the first run's steps were started (each run starts its own forkserver)."""
     env = benchwh_env(home, DAGSTER_HOME=str(home / "dagster"),
                       PYTHONPATH=f"{site}{os.pathsep}{PROJECT_ROOT}")
-    if server is not None:
-        env.update(BENCHWH_SLOW_A_URL=f"{server.url}/a", BENCHWH_SLOW_B_URL=f"{server.url}/b")
-    proc = subprocess.run([sys.executable, "-c", DRIVER, executor, mode], env=env, cwd=PROJECT_ROOT,
-                          capture_output=True, text=True, timeout=800)
+    urls = {"BENCHWH_SLOW_A_URL": f"{server.url}/a", "BENCHWH_SLOW_B_URL": f"{server.url}/b"}
+    proc = subprocess.run([sys.executable, "-c", DRIVER, executor, json.dumps(urls)], env=env,
+                          cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=800)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    out = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert out["success"], "\n".join(out["failures"])[-3000:] + proc.stderr[-2000:]
-    return out
+    outs = {o["mode"]: o for o in map(json.loads, proc.stdout.strip().splitlines()[-2:])}
+    for out in outs.values():
+        assert out["success"], "\n".join(out["failures"])[-3000:] + proc.stderr[-2000:]
+    return outs
 
 
 def ledger(home: Path, live: tuple[str, ...]) -> dict[str, object]:
@@ -169,10 +177,10 @@ def runs(tmp_path_factory):
     with MeetingServer() as server:  # one server: both runs fetch the same URLs
         for executor, meet in (("multiprocess", True), ("in_process", False)):
             home = root / executor
-            offline = run(home, site, executor, "offline", None)
+            # the offline run fetches nothing: the barrier waits for the live run's two steps
             server.barrier = threading.Barrier(2, timeout=300) if meet else None
-            live = run(home, site, executor, "live", server)
-            out[executor] = (home, offline, live)
+            outs = run(home, site, executor, server)
+            out[executor] = (home, outs["offline"], outs["live"])
     return out
 
 
@@ -201,3 +209,57 @@ def test_the_ledger_equals_a_serial_runs(runs):
     for source in ("localscore", "openrouter", "huggingface", "grid", "runs"):
         raw = [(home / "raw" / source / "manifest.jsonl").read_bytes() for home in (parallel, serial)]
         assert raw[0] == raw[1], source
+
+
+def _processes_of_run(run_pid: int) -> set[int]:
+    """Processes started for a run: BENCHWH_RUN_PID=<run_pid> in their environment, still alive."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == run_pid:
+            continue
+        try:
+            environ = (entry / "environ").read_bytes().split(b"\0")
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if f"BENCHWH_RUN_PID={run_pid}".encode() in environ and state != "Z":
+            found.add(int(entry.name))
+    return found
+
+
+def test_killing_a_multiprocess_run_takes_its_step_processes_with_it(tmp_path):
+    """SIGKILL the process running the job while both landing steps wait on the network: the steps
+    (children of the forkserver, not of the run), the forkserver and the resource tracker end."""
+    import signal
+    import time
+
+    site = tmp_path / "site"
+    register_sources(site)
+    home = tmp_path / "home"
+    with MeetingServer() as server:
+        server.barrier = threading.Barrier(3, timeout=120)  # never complete: the steps wait
+        env = benchwh_env(home, DAGSTER_HOME=str(home / "dagster"),
+                          PYTHONPATH=f"{site}{os.pathsep}{PROJECT_ROOT}")
+        urls = {"BENCHWH_SLOW_A_URL": f"{server.url}/a", "BENCHWH_SLOW_B_URL": f"{server.url}/b"}
+        run = subprocess.Popen([sys.executable, "-c", DRIVER, "multiprocess", json.dumps(urls), "live"],
+                               env=env,
+                               cwd=PROJECT_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        try:
+            deadline = time.monotonic() + 120
+            while server.asked != {"/a/items", "/b/items"}:
+                assert run.poll() is None, run.stderr.read().decode()[-3000:]
+                assert time.monotonic() < deadline, "the two steps never fetched"
+                time.sleep(0.1)
+            children = _processes_of_run(run.pid)
+            assert len(children) >= 3, children  # two steps and their forkserver
+            run.send_signal(signal.SIGKILL)
+            run.wait(timeout=30)
+            deadline = time.monotonic() + 30
+            while _processes_of_run(run.pid) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert not _processes_of_run(run.pid), "step processes outlived the run"
+        finally:
+            server.barrier.abort()
+            if run.poll() is None:
+                run.kill()
+            run.stderr.close()
