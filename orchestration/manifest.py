@@ -27,7 +27,7 @@ from dagster._utils import run_with_concurrent_update_guard
 from ingest import config
 from orchestration.dbt_cli import BenchPreparer, DbtProject  # before any other dagster_dbt import
 from dagster_dbt.dbt_project import using_dagster_dev
-from orchestration.dbt_state import PARSE_STATE, copy_parse_state, install_parse_state
+from orchestration.dbt_state import DBT_NO_TRACKING, PARSE_STATE, copy_parse_state, install_parse_state
 
 DBT_PROJECT_DIR = config.dbt_project_dir()
 INSTALL_TARGET = Path("target")
@@ -85,10 +85,10 @@ def is_prepared(digest: str | None = None) -> bool:
 def dbt_environment() -> Iterator[None]:
     """dagster-dbt runs `dbt` from PATH: put the one beside this interpreter first (so a CLI run by
     path, without an activated venv, works), and give the project the BENCHWH_HOME it reads."""
-    saved = {k: os.environ.get(k) for k in ("PATH", "BENCHWH_HOME", "DBT_SEND_ANONYMOUS_USAGE_STATS")}
+    saved = {k: os.environ.get(k) for k in ("PATH", "BENCHWH_HOME", *DBT_NO_TRACKING)}
     os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), saved["PATH"] or os.defpath])
     os.environ["BENCHWH_HOME"] = str(config.home())
-    os.environ["DBT_SEND_ANONYMOUS_USAGE_STATS"] = "false"
+    os.environ.update(DBT_NO_TRACKING)
     try:
         yield
     finally:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ingest import config
 from orchestration.dbt_cli import BenchDbtCliResource, DbtCliResource, guarded_dbt_executable
-from orchestration.dbt_state import build_dir
+from orchestration.dbt_state import DBT_NO_TRACKING, build_dir
 from orchestration.manifest import DBT_PROJECT_DIR
 
 
@@ -21,4 +21,4 @@ def build_path(run_id: str) -> Path:
 
 
 def dbt_env() -> dict[str, str]:
-    return {**os.environ, "BENCHWH_HOME": str(config.home()), "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
+    return {**os.environ, "BENCHWH_HOME": str(config.home()), **DBT_NO_TRACKING}

@@ -24,6 +24,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from orchestration.dbt_state import DBT_NO_TRACKING
 from tests.helpers.pipeline import copy_project
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -70,7 +71,7 @@ class Project:
             "PYTHONPATH": f"{self.copy}{os.pathsep}{self.site}",
             "BENCHWH_HOME": str(self.home),
             "BENCHWH_MAX_RPS": "1000",
-            "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
+            **DBT_NO_TRACKING,
         })
         # nothing may reach the internet, whatever a step tries
         for var in ("LOCALSCORE", "OPENROUTER", "HF", "GRID", "GPU_PRICES", "PLAIN_FEED", "EXAMPLE_POWER"):

@@ -14,6 +14,7 @@ import duckdb
 import yaml
 
 from ingest import config
+from orchestration.dbt_state import DBT_NO_TRACKING
 from publish import publish as pub
 from tests.helpers.paths import PROJECT_ROOT as PROJECT
 
@@ -34,7 +35,7 @@ def dbt_memory_limit(tmp_path: Path, **env_extra: str) -> str:
     """The memory_limit of dbt's own DuckDB connection (target build), through a real `dbt show`."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("BENCHWH_")}
     env.update(BENCHWH_HOME=str(tmp_path / "home"), BENCHWH_BUILD_PATH=str(tmp_path / "build.duckdb"),
-               DBT_SEND_ANONYMOUS_USAGE_STATS="false", **env_extra)
+               **DBT_NO_TRACKING, **env_extra)
     done = subprocess.run(
         [DBT, "show", "--inline", "select current_setting('memory_limit') as memory_limit", "--output", "json",
          "--quiet", "--project-dir", str(PROJECT / "dbt_project"), "--profiles-dir", str(PROJECT / "dbt_project"),

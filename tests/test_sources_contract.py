@@ -24,6 +24,7 @@ from ingest.landing import Lander, validate_frame
 from ingest.raw_store import RawEntry, RawStore
 from ingest.replay import replay_into_store
 from ingest.source import PayloadRejected, Source, SourceFailed, load_sources
+from orchestration.dbt_state import DBT_NO_TRACKING
 
 SOURCES = load_sources()
 NAMES = sorted(SOURCES)
@@ -211,7 +212,7 @@ def staging_build(manifest, tmp_path_factory, request) -> dict[str, dict]:
     from orchestration.resources import DBT_PROJECT_DIR
 
     env = {**os.environ, "BENCHWH_HOME": str(home), "BENCHWH_BUILD_PATH": str(root / "build.duckdb"),
-           "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
+           **DBT_NO_TRACKING}
     proc = subprocess.run(
         [dbt_executable(), "build", "--project-dir", str(DBT_PROJECT_DIR), "--profiles-dir", str(DBT_PROJECT_DIR),
          "--target-path", str(target), "--log-path", str(root / "logs"), "--indirect-selection", "cautious",

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import duckdb
 
+from orchestration.dbt_state import DBT_NO_TRACKING
 from publish.spark_build import spark_build_env
 from tests.helpers.paths import PROJECT_ROOT
 
@@ -48,7 +49,7 @@ def spark_missing() -> str | None:
 
 def _env(home: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("BENCHWH_")}
-    env.update(BENCHWH_HOME=str(home), DBT_SEND_ANONYMOUS_USAGE_STATS="false", SPARK_LOCAL_IP="127.0.0.1",
+    env.update(BENCHWH_HOME=str(home), **DBT_NO_TRACKING, SPARK_LOCAL_IP="127.0.0.1",
                PYSPARK_PYTHON=sys.executable, **extra)
     return env
 
