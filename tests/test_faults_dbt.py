@@ -8,6 +8,7 @@ import duckdb
 import pytest
 
 from tests.helpers.faults import assert_failed_cleanly, published, site  # noqa: F401 (fixtures)
+from tests.helpers.landing import land_recording
 from tests.helpers.pipeline import file_sha256, run_benchwh
 
 pytestmark = pytest.mark.slow
@@ -52,15 +53,9 @@ def test_dbt_test_failure(published, site):
     assert "failing rows: area=Testland, year=" in proc.stderr.strip().splitlines()[-1]
 
 
-def land_recording(home: Path, src, entity: str) -> Path:
+def landed_entity(home: Path, src, entity: str) -> Path:
     """A source's offline recording landed into a new home: the folder of one of its entities."""
-    from ingest.landing import Lander
-    from ingest.raw_store import RawStore
-    from ingest.replay import replay_into_store
-
-    store = RawStore(home / "raw")
-    replay_into_store(src, store, src.parser_version)
-    Lander(home / "landing", store, log=lambda m: None).land_pending(src)
+    land_recording(home, src)
     return home / "landing" / src.name / entity
 
 
@@ -71,7 +66,7 @@ def test_null_in_one_column_names_it(tmp_path):
     from tests.helpers.dbt_build import failed_dbt_build
 
     home = tmp_path / "warehouse"
-    folder = land_recording(home, GridSource(), "intensity")
+    folder = landed_entity(home, GridSource(), "intensity")
     landed = next(p for p in folder.glob("*.parquet") if not p.name.startswith("_"))
     # a new area: the row breaks no unique test, only not-null
     duckdb.sql(f"""
@@ -89,7 +84,7 @@ def test_a_duplicate_key_fails_the_unique_test_and_names_the_key(tmp_path):
     from tests.helpers.dbt_build import failed_dbt_build
 
     home = tmp_path / "warehouse"
-    folder = land_recording(home, GridSource(), "intensity")
+    folder = landed_entity(home, GridSource(), "intensity")
     landed = next(p for p in folder.glob("*.parquet") if not p.name.startswith("_"))
     duckdb.sql(f"""
         COPY (SELECT * FROM read_parquet('{landed}') WHERE area = 'World' ORDER BY year LIMIT 1)
@@ -106,7 +101,7 @@ def test_a_value_outside_the_accepted_ones_fails_and_is_named(tmp_path):
     from tests.helpers.dbt_build import failed_dbt_build
 
     home = tmp_path / "warehouse"
-    folder = land_recording(home, RunsSource(), "runs")
+    folder = landed_entity(home, RunsSource(), "runs")
     landed_file = next(p for p in folder.glob("*.parquet") if not p.name.startswith("_"))
     duckdb.sql(f"""
         COPY (SELECT * REPLACE ('trusted-by-me' AS trust, source_run_id || '-x' AS source_run_id)

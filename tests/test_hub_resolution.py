@@ -15,7 +15,6 @@ import pytest
 
 from ingest.landing import Lander
 from ingest.raw_store import RawStore
-from ingest.replay import replay_into_store
 from ingest.source import load_sources
 from ingest.sources.hub_models import named_repos, parse_model_info, repo_of_name
 from ingest.sources.huggingface import HuggingFaceSource
@@ -24,6 +23,7 @@ from ingest.sources.runs.add import add_paths
 from ingest.sources.runs.payload import build_payload, payload_bytes
 from tests.helpers.dbt_build import dbt_build, query
 from tests.helpers.keys import trust
+from tests.helpers.landing import land_recording, lay_out
 
 SELECT = ["+dim_model", "+fct_memory_requirements", "+generation_leaderboard", "+fct_speed_summary",
           "+resolution_shares", "+unresolved_names"]
@@ -86,13 +86,8 @@ def hub_build(tmp_path_factory):
         paths.append(path)
     results = add_paths(paths, home, log=lambda m: None)
     assert [r.status for r in results] == ["accepted"] * len(paths), [r.line() for r in results]
-    store = RawStore(home / "raw")
-    lander = Lander(home / "landing", store, log=lambda m: None)
-    for source in load_sources().values():  # every source's empty typed files: the project reads them all
-        lander.ensure_layout(source)
-    hf = HuggingFaceSource()
-    replay_into_store("huggingface", store, hf.parser_version)
-    assert {o.status for o in lander.land_pending(hf)} == {"landed"}
+    lay_out(home, load_sources().values())  # the project reads every source
+    assert {o.status for o in land_recording(home, HuggingFaceSource())} == {"landed"}
     return home, dbt_build(home, work, SELECT, "--indirect-selection", "cautious")
 
 

@@ -22,9 +22,9 @@ import pytest
 
 from ingest.landing import Lander, validate_frame
 from ingest.raw_store import RawEntry, RawStore
-from ingest.replay import replay_into_store
 from ingest.source import PayloadRejected, Source, SourceFailed, load_sources
 from orchestration.dbt_state import DBT_NO_TRACKING
+from tests.helpers.landing import land_recording, lay_out
 
 SOURCES = load_sources()
 NAMES = sorted(SOURCES)
@@ -194,15 +194,11 @@ def staging_build(manifest, tmp_path_factory, request) -> dict[str, dict]:
     sources = selected_sources(request.session, "test_staging_models_build_over_the_landed_recording")
     root = tmp_path_factory.mktemp("contract-dbt")
     home = root / "warehouse"
-    store = RawStore(home / "raw")
-    lander = Lander(home / "landing", store, log=lambda _: None)
-    for src in SOURCES.values():  # every entity's typed empty file, so any source() resolves
-        lander.ensure_layout(src)
+    lay_out(home, SOURCES.values())
     for src in sources:
         if (Path(src.recording_dir()) / "index.json").is_file():
-            replay_into_store(src.name, store, src.parser_version)
             try:
-                lander.land_pending(src)
+                land_recording(home, src)
             except SourceFailed:
                 pass  # the recording tests above name the source; staging still builds on what landed
     models = sorted({m for src in sources for m in staging_models_of(manifest, src).values()})
