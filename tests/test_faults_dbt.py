@@ -110,3 +110,24 @@ def test_a_value_outside_the_accepted_ones_fails_and_is_named(tmp_path):
     reason = failed_dbt_build(home, tmp_path, ["stg_runs__runs"])
     assert "dbt fail in test.benchwh.accepted_values_stg_runs__runs_trust__signed__unverified." in reason, reason
     assert reason.endswith("failing rows: value_field=trusted-by-me, n_records=1"), reason
+
+
+def test_an_alias_to_an_unknown_id_fails_the_relationships_test(tmp_path):
+    """dbt's relationships test on a hand-edited lookup seed catches an alias naming a hardware id
+    the catalogue does not have (a typo would send that GPU's runs to no machine), and the reason
+    quotes the id. A real dbt build of the two seeds in an edited copy of the dbt project."""
+    import shutil
+
+    from tests.helpers.dbt_build import failed_dbt_build
+    from tests.helpers.paths import PROJECT_ROOT
+
+    project = tmp_path / "dbt_project"
+    shutil.copytree(PROJECT_ROOT / "dbt_project", project, ignore=shutil.ignore_patterns("target", "logs"))
+    with open(project / "seeds" / "hardware_aliases.csv", "a", encoding="utf-8") as seed:
+        seed.write("NVIDIA GeForce RTX 4090 (typo),nvidia-rtx-4090-typo,hand-edited\n")
+    home = tmp_path / "warehouse"
+    home.mkdir()
+    reason = failed_dbt_build(home, tmp_path, ["hardware_aliases", "hardware_catalogue"], project=project)
+    assert ("dbt fail in test.benchwh.relationships_hardware_aliases_hardware_id__hardware_id__ref_hardware_"
+            in reason), reason
+    assert "nvidia-rtx-4090-typo" in reason.split("failing rows: ", 1)[-1], reason

@@ -24,12 +24,15 @@ def dbt_build(home: Path, work: Path, select: list[str], *extra: str, timeout: f
     return build
 
 
-def failed_dbt_build(home: Path, work: Path, select: list[str], *extra: str, timeout: float = 900) -> str:
+def failed_dbt_build(home: Path, work: Path, select: list[str], *extra: str, timeout: float = 900,
+                     project: Path = PROJECT / "dbt_project") -> str:
     """Build as dbt_build does, expecting it to fail: the one-line reason a refresh would give
-    (orchestration's first_dbt_failure), read from dbt's printed output as a refresh keeps it."""
+    (orchestration's first_dbt_failure), read from dbt's printed output as a refresh keeps it.
+    `project`: an edited copy of the dbt project (parsed again), else the project itself."""
     from orchestration.dbt_assets import first_dbt_failure  # imports Dagster: only here
 
-    done = _dbt(home, work, select, "--log-format", "json", *extra, logs=work / "logs", timeout=timeout)
+    done = _dbt(home, work, select, "--log-format", "json", *extra, logs=work / "logs", timeout=timeout,
+                project=project)
     assert done.returncode != 0, done.stdout[-4000:]
     remove_building(home / BUILDING_IN_HOME)
     output = work / "dbt-output.log"
@@ -37,15 +40,15 @@ def failed_dbt_build(home: Path, work: Path, select: list[str], *extra: str, tim
     return first_dbt_failure(work / "target", output)
 
 
-def _dbt(home: Path, work: Path, select: list[str], *extra: str, logs: Path, timeout: float):
+def _dbt(home: Path, work: Path, select: list[str], *extra: str, logs: Path, timeout: float,
+         project: Path = PROJECT / "dbt_project"):
     building = home / BUILDING_IN_HOME
     remove_building(building)
     building.parent.mkdir(parents=True, exist_ok=True)
     reuse_parse(work / "target", home / "dbt-state")
     env = {k: v for k, v in os.environ.items() if not k.startswith("BENCHWH_")}
     env.update(BENCHWH_HOME=str(home), **DBT_BUILD_ENV)
-    cmd = [DBT, "build", "--project-dir", str(PROJECT / "dbt_project"),
-           "--profiles-dir", str(PROJECT / "dbt_project"),
+    cmd = [DBT, "build", "--project-dir", str(project), "--profiles-dir", str(project),
            "--target-path", str(work / "target"), "--log-path", str(logs),
            *extra, "--select", *select]
     return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout, cwd=home)
