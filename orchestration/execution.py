@@ -93,6 +93,9 @@ def stop_forkserver() -> None:
         server._stop()
 
 
+_watched_by: int | None = None  # the step process whose watcher runs (a fork starts with none)
+
+
 def die_with_run_process() -> None:
     """In a step process of the multiprocess executor: SIGKILL itself when the process that runs the
     job exits, so a killed `benchwh refresh` takes its steps (and their dbt, cli/dbt_guard.py) with
@@ -111,9 +114,6 @@ def die_with_run_process() -> None:
         return  # no pidfd here (not Linux >= 5.3): the step runs to its end
     threading.Thread(target=_die_when_gone, args=(run_process,), name="die-with-run", daemon=True).start()
     _watched_by = os.getpid()
-
-
-_watched_by: int | None = None
 
 
 def _die_when_gone(pidfd: int) -> None:
