@@ -4,6 +4,7 @@ import dagster as dg
 from orchestration.assets import landing_assets
 from orchestration.backfill import backfill_job
 from orchestration.dbt_assets import dbt_build
+from orchestration.execution import refresh_executor
 from orchestration.instance import sqlite_commits_without_fsync
 from orchestration.jobs import refresh_job, refresh_offline_job
 from orchestration.publish_asset import benchmarks_duckdb
@@ -19,4 +20,5 @@ defs = dg.Definitions(
     schedules=schedules,
     sensors=sensors,
     resources={"dbt": dbt_resource()},
+    executor=refresh_executor,
 )

@@ -4,7 +4,8 @@ process, side by side) or in-process, and on which dbt engine (DuckDB, or Spark 
 Settings (checked by ingest.config.check_settings): `BENCHWH_EXECUTOR` (`in_process`, the
 default of `benchwh refresh`, or `multiprocess`), `BENCHWH_MAX_CONCURRENT` (steps at once, default
 the number of CPUs), `BENCHWH_ENGINE` (`duckdb`, the default, or `spark`; `--engine` overrides it).
-Runs launched from the UI or the schedule use the job's default executor, multiprocess.
+Runs launched from the UI or the schedule use the job's default executor, multiprocess; every
+multiprocess run forks its step processes from a forkserver (`refresh_executor`).
 """
 from __future__ import annotations
 
@@ -34,6 +35,21 @@ def refresh_job_def() -> dg.JobDefinition:
 STEP_START_METHOD = {"forkserver": {"preload_modules": ["orchestration.definitions"]}}
 
 
+def _forkserver_unless_set(config: dict) -> dict:
+    multiprocess = config.get("multiprocess")
+    if multiprocess is None or multiprocess.get("start_method"):
+        return config  # in-process, or a start method chosen in the run's config
+    return {**config, "multiprocess": {**multiprocess, "start_method": STEP_START_METHOD}}
+
+
+# Every job's executor (Definitions(executor=...)): Dagster's default, multiprocess unless a run's
+# config says in_process, with the same config schema; a run that names no start method (the UI,
+# the schedule, `benchwh refresh` under BENCHWH_EXECUTOR=multiprocess) forks its steps as above.
+refresh_executor = dg.multi_or_in_process_executor.configured(
+    _forkserver_unless_set, config_schema=dg.multi_or_in_process_executor.config_schema.as_field(),
+    name="multi_or_in_process_executor")
+
+
 def run_config(executor_name: str | None = None, concurrent: int | None = None) -> dict:
     executor_name = executor_name or executor()
     if executor_name not in EXECUTORS:
@@ -41,8 +57,7 @@ def run_config(executor_name: str | None = None, concurrent: int | None = None) 
     if executor_name == "in_process":
         execution = {"in_process": {}}
     else:
-        execution = {"multiprocess": {"max_concurrent": concurrent or max_concurrent(),
-                                      "start_method": STEP_START_METHOD}}
+        execution = {"multiprocess": {"max_concurrent": concurrent or max_concurrent()}}
     return {"execution": {"config": execution},
             "loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
 

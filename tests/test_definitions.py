@@ -50,6 +50,27 @@ def test_nightly_schedule_and_inbox_sensor(defs):
     assert defs.resolve_sensor_def("inbox_sensor") is not None
 
 
+def test_every_job_forks_its_step_processes_from_a_forkserver_unless_its_run_says_otherwise(defs):
+    """The schedule's and the UI's runs name no executor config: their steps fork from a forkserver
+    holding the definitions (execution.refresh_executor); a run's own choice still wins."""
+    from dagster._core.system_config.objects import ResolvedRunConfig
+
+    from orchestration.execution import STEP_START_METHOD, run_config
+
+    def executor_config(job, config):
+        return ResolvedRunConfig.build(job, config).execution.execution_engine_config
+
+    for name in ("refresh", "refresh_offline", "backfill_landing", "__ASSET_JOB"):  # last: "Materialize all"
+        job = defs.resolve_job_def(name)
+        assert executor_config(job, {})["multiprocess"]["start_method"] == STEP_START_METHOD, name
+    job = defs.resolve_job_def("refresh")
+    cli = executor_config(job, {"execution": run_config("multiprocess", 3)["execution"]})["multiprocess"]
+    assert (cli["max_concurrent"], cli["start_method"]) == (3, STEP_START_METHOD)
+    spawn = {"execution": {"config": {"multiprocess": {"start_method": {"spawn": {}}}}}}
+    assert executor_config(job, spawn)["multiprocess"]["start_method"] == {"spawn": {}}
+    assert set(executor_config(job, {"execution": run_config("in_process")["execution"]})) == {"in_process"}
+
+
 def test_dagster_dev_parses_into_its_own_folder_and_leaves_the_install_manifest_alone(tmp_path):
     """Under `dagster dev` every load of the definitions re-parses the dbt project (dagster-dbt), and
     dbt writes its manifest in place: a `benchwh refresh` started beside the UI, which loads the

@@ -227,6 +227,13 @@ def _processes_of_run(run_pid: int) -> set[int]:
     return found
 
 
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
 def test_killing_a_multiprocess_run_takes_its_step_processes_with_it(tmp_path):
     """SIGKILL the process running the job while both landing steps wait on the network: the steps
     (children of the forkserver, not of the run), the forkserver and the resource tracker end."""
@@ -252,6 +259,7 @@ def test_killing_a_multiprocess_run_takes_its_step_processes_with_it(tmp_path):
                 time.sleep(0.1)
             children = _processes_of_run(run.pid)
             assert len(children) >= 3, children  # two steps and their forkserver
+            assert any(b"multiprocessing.forkserver" in _cmdline(pid) for pid in children), children
             run.send_signal(signal.SIGKILL)
             run.wait(timeout=30)
             deadline = time.monotonic() + 30
