@@ -131,14 +131,20 @@ class MeetingServer(LoopbackServer):
         return handler
 
 
-def run(home: Path, site: Path, executor: str, server: MeetingServer) -> dict[str, dict]:
-    """The offline run, then the live one, in one process: the live run's steps see the source URLs
-    set after the first run's steps were started (each run starts its own forkserver)."""
+def driver(home: Path, site: Path, server: MeetingServer, executor: str, *modes: str) -> tuple[list[str], dict]:
+    """The DRIVER's command line and environment: the slow sources registered, the server's URLs
+    handed over for the live run only."""
     env = benchwh_env(home, DAGSTER_HOME=str(home / "dagster"),
                       PYTHONPATH=f"{site}{os.pathsep}{PROJECT_ROOT}")
     urls = {"BENCHWH_SLOW_A_URL": f"{server.url}/a", "BENCHWH_SLOW_B_URL": f"{server.url}/b"}
-    proc = subprocess.run([sys.executable, "-c", DRIVER, executor, json.dumps(urls)], env=env,
-                          cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=800)
+    return [sys.executable, "-c", DRIVER, executor, json.dumps(urls), *modes], env
+
+
+def run(home: Path, site: Path, executor: str, server: MeetingServer) -> dict[str, dict]:
+    """The offline run, then the live one, in one process: the live run's steps see the source URLs
+    set after the first run's steps were started (each run starts its own forkserver)."""
+    cmd, env = driver(home, site, server, executor)
+    proc = subprocess.run(cmd, env=env, cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=800)
     assert proc.returncode == 0, proc.stderr[-3000:]
     outs = {o["mode"]: o for o in map(json.loads, proc.stdout.strip().splitlines()[-2:])}
     for out in outs.values():
@@ -245,12 +251,8 @@ def test_killing_a_multiprocess_run_takes_its_step_processes_with_it(tmp_path):
     home = tmp_path / "home"
     with MeetingServer() as server:
         server.barrier = threading.Barrier(3, timeout=120)  # never complete: the steps wait
-        env = benchwh_env(home, DAGSTER_HOME=str(home / "dagster"),
-                          PYTHONPATH=f"{site}{os.pathsep}{PROJECT_ROOT}")
-        urls = {"BENCHWH_SLOW_A_URL": f"{server.url}/a", "BENCHWH_SLOW_B_URL": f"{server.url}/b"}
-        run = subprocess.Popen([sys.executable, "-c", DRIVER, "multiprocess", json.dumps(urls), "live"],
-                               env=env,
-                               cwd=PROJECT_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        cmd, env = driver(home, site, server, "multiprocess", "live")
+        run = subprocess.Popen(cmd, env=env, cwd=PROJECT_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         try:
             deadline = time.monotonic() + 120
             while server.asked != {"/a/items", "/b/items"}:
