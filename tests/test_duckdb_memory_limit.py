@@ -20,6 +20,8 @@ from tests.helpers.paths import PROJECT_ROOT as PROJECT
 
 DBT = str(Path(sys.executable).parent / "dbt")
 PROFILES = PROJECT / "dbt_project" / "profiles.yml"
+SHOW_SETTINGS = ("select current_setting('memory_limit') as memory_limit, "
+                 "current_setting('preserve_insertion_order') as preserve_insertion_order")
 
 
 def duckdb_says(limit: str) -> str:
@@ -31,31 +33,35 @@ def duckdb_says(limit: str) -> str:
         con.close()
 
 
-def dbt_memory_limit(tmp_path: Path, **env_extra: str) -> str:
-    """The memory_limit of dbt's own DuckDB connection (target build), through a real `dbt show`."""
+def dbt_settings(tmp_path: Path, **env_extra: str) -> dict:
+    """memory_limit and preserve_insertion_order of dbt's own DuckDB connection (target build), through
+    a real `dbt show`."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("BENCHWH_")}
     env.update(BENCHWH_HOME=str(tmp_path / "home"), BENCHWH_BUILD_PATH=str(tmp_path / "build.duckdb"),
                **DBT_NO_TRACKING, **env_extra)
     done = subprocess.run(
-        [DBT, "show", "--inline", "select current_setting('memory_limit') as memory_limit", "--output", "json",
+        [DBT, "show", "--inline", SHOW_SETTINGS, "--output", "json",
          "--quiet", "--project-dir", str(PROJECT / "dbt_project"), "--profiles-dir", str(PROJECT / "dbt_project"),
          "--target-path", str(tmp_path / "target"), "--log-path", str(tmp_path / "logs")],
         env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
-    return json.loads(done.stdout[done.stdout.index("{"):])["show"][0]["memory_limit"]
+    return json.loads(done.stdout[done.stdout.index("{"):])["show"][0]
 
 
 def test_the_profile_default_is_the_settings_default():
     # the profile cannot import ingest/config.py, so it repeats the literal: they must agree
-    settings = yaml.safe_load(PROFILES.read_text())["benchwh"]["outputs"]["build"]["settings"]
-    match = re.fullmatch(r"\{\{ env_var\('BENCHWH_DUCKDB_MEMORY_LIMIT', '([^']*)'\) \}\}", settings["memory_limit"])
-    assert match, settings["memory_limit"]
+    options = yaml.safe_load(PROFILES.read_text())["benchwh"]["outputs"]["build"]["config_options"]
+    match = re.fullmatch(r"\{\{ env_var\('BENCHWH_DUCKDB_MEMORY_LIMIT', '([^']*)'\) \}\}", options["memory_limit"])
+    assert match, options["memory_limit"]
     assert match.group(1) == config.DUCKDB_MEMORY_LIMIT_DEFAULT
 
 
 def test_dbt_builds_under_the_setting_and_its_default(tmp_path):
-    assert dbt_memory_limit(tmp_path / "set", BENCHWH_DUCKDB_MEMORY_LIMIT="700MB") == duckdb_says("700MB")
-    assert dbt_memory_limit(tmp_path / "default") == duckdb_says(config.DUCKDB_MEMORY_LIMIT_DEFAULT)
+    chosen = dbt_settings(tmp_path / "set", BENCHWH_DUCKDB_MEMORY_LIMIT="700MB")
+    assert chosen["memory_limit"] == duckdb_says("700MB")
+    # the profile's other database option, given at connect as memory_limit is (config_options)
+    assert chosen["preserve_insertion_order"] is False
+    assert dbt_settings(tmp_path / "default")["memory_limit"] == duckdb_says(config.DUCKDB_MEMORY_LIMIT_DEFAULT)
 
 
 def test_publish_connections_take_the_setting(home, monkeypatch):
