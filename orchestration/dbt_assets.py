@@ -253,7 +253,7 @@ def dbt_build(context: dg.AssetExecutionContext, dbt: DbtCliResource):
         return
     damage_stops_the_build()
     file_memo.forget_all()  # the ledgers and raw manifests read while landing: not needed from here on
-    path = build_path(context.run_id)
+    path = build_path(context.run.run_id)
     path.parent.mkdir(parents=True, exist_ok=True)
     sidecar(path).write_text(inputs + "\n")
     from publish.publish import home_lock
@@ -271,8 +271,8 @@ def _run_dbt(context: dg.AssetExecutionContext, dbt: DbtCliResource, path: Path)
     os.environ["BENCHWH_PARENT_PID"] = str(os.getpid())  # benchwh-dbt exits if this process is gone
     for name, value in DBT_BUILD_ENV.items():
         os.environ.setdefault(name, value)
-    os.environ.update(build_env(build_vars(context.run_id)))
-    target = build_dir() / f"{context.run_id}-target"
+    os.environ.update(build_env(build_vars(context.run.run_id)))
+    target = build_dir() / f"{context.run.run_id}-target"
     reuse_parse(target)
     progress(f"dbt: building into {path.name}")
     # fail fast: one failure already means nothing is published, so stop building at once
@@ -282,14 +282,14 @@ def _run_dbt(context: dg.AssetExecutionContext, dbt: DbtCliResource, path: Path)
         args += ["--exclude-resource-type", "unit_test"]
     engine = step_engine(context.run.tags)
     if engine == "spark":
-        args += spark_build_args(context.run_id)
+        args += spark_build_args(context.run.run_id)
     invocation = dbt.cli(args, context=context, raise_on_error=False, target_path=target)
     # dbt's own log goes to a file, not the terminal of whoever runs `benchwh`
     log_dir = config.home() / "logs"
     log_dir.mkdir(parents=True, exist_ok=True)
     for old in sorted(log_dir.glob("dbt-*.log"))[:-20]:
         old.unlink(missing_ok=True)
-    log_path = log_dir / f"dbt-{context.run_id}.log"
+    log_path = log_dir / f"dbt-{context.run.run_id}.log"
     with open(log_path, "w", encoding="utf-8") as log_file, contextlib.redirect_stdout(log_file):
         total = node_count()
         for done, event in enumerate(invocation.stream(), 1):
@@ -298,12 +298,12 @@ def _run_dbt(context: dg.AssetExecutionContext, dbt: DbtCliResource, path: Path)
     Path(str(building) + ".pid").unlink(missing_ok=True)  # benchwh-dbt's pid file: dbt has exited
     if not invocation.is_successful():
         reason = first_dbt_failure(target, log_path)
-        remove_build(context.run_id)
-        raise dg.Failure(description=f"{reason} (run {context.run_id}, log {log_path})")
+        remove_build(context.run.run_id)
+        raise dg.Failure(description=f"{reason} (run {context.run.run_id}, log {log_path})")
     progress(f"dbt: {built_summary(target)}")
     if engine == "spark":
         # Spark wrote Parquet tables, no DuckDB file: the run's build file is assembled from them
-        finish_spark_build(context.run_id, path, progress)
+        finish_spark_build(context.run.run_id, path, progress)
     else:
         move_build(building, path)
         keep_parse(target)  # a DuckDB parse only: a Spark target's state would not serve the next build

@@ -33,7 +33,13 @@ def pytest_collection_modifyitems(session, config, items) -> None:
 def pytest_sessionstart(session) -> None:
     """Tests load the Dagster definitions, which read a prepared dbt manifest (never parsed on
     import): prepare it as `make install` does, parsing only when the dbt project changed."""
-    from orchestration.manifest import prepare_manifest
+    import warnings
+
+    with warnings.catch_warnings():
+        # dagster-dbt requires sqlglot[rs], whose sqlglotrs warns on import that it is deprecated:
+        # a line atop every worker's output that nothing here can act on
+        warnings.filterwarnings("ignore", message="sqlglotrs is deprecated", category=DeprecationWarning)
+        from orchestration.manifest import prepare_manifest
 
     prepare_manifest()
 

@@ -74,7 +74,7 @@ def test_sensor_lands_each_file_once_and_sorts_them(home, key):
 def test_sensor_is_registered_with_the_refresh_job():
     from orchestration.definitions import defs
 
-    sensor = defs.get_sensor_def("inbox_sensor")
+    sensor = defs.resolve_sensor_def("inbox_sensor")
     assert sensor.job_name == "refresh"
 
 
@@ -101,7 +101,7 @@ def test_sensor_end_to_end_publishes_exactly_one_new_run(home, key):
     assert isinstance(result, dg.RunRequest)
     ensure_dagster_home()
     with dg.DagsterInstance.get() as instance:
-        run = defs.get_job_def("refresh").execute_in_process(instance=instance, tags=result.tags,
+        run = defs.resolve_job_def("refresh").execute_in_process(instance=instance, tags=result.tags,
                                                              raise_on_error=False)
     assert run.success
     runs = _published(home, "select distinct source, source_run_id, trust from marts.fct_speed_measurements "

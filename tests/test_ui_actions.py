@@ -15,7 +15,7 @@ def failure_of(result) -> str:
 
 
 def materialize(keys, home):
-    job = defs.get_implicit_global_asset_job_def()
+    job = defs.resolve_implicit_global_asset_job_def()
     with dg.DagsterInstance.ephemeral() as instance:
         return job.execute_in_process(asset_selection=keys, instance=instance, raise_on_error=False)
 
