@@ -264,6 +264,7 @@ def dbt_build(context: dg.AssetExecutionContext, dbt: DbtCliResource):
 
 
 def _run_dbt(context: dg.AssetExecutionContext, dbt: DbtCliResource, path: Path):
+    run_id = context.run.run_id
     building = building_path()
     remove_building(building)
     os.environ["BENCHWH_BUILD_PATH"] = BUILDING_IN_HOME  # = building, from the home dbt runs in
@@ -271,8 +272,8 @@ def _run_dbt(context: dg.AssetExecutionContext, dbt: DbtCliResource, path: Path)
     os.environ["BENCHWH_PARENT_PID"] = str(os.getpid())  # benchwh-dbt exits if this process is gone
     for name, value in DBT_BUILD_ENV.items():
         os.environ.setdefault(name, value)
-    os.environ.update(build_env(build_vars(context.run.run_id)))
-    target = build_dir() / f"{context.run.run_id}-target"
+    os.environ.update(build_env(build_vars(run_id)))
+    target = build_dir() / f"{run_id}-target"
     reuse_parse(target)
     progress(f"dbt: building into {path.name}")
     # fail fast: one failure already means nothing is published, so stop building at once
@@ -282,14 +283,14 @@ def _run_dbt(context: dg.AssetExecutionContext, dbt: DbtCliResource, path: Path)
         args += ["--exclude-resource-type", "unit_test"]
     engine = step_engine(context.run.tags)
     if engine == "spark":
-        args += spark_build_args(context.run.run_id)
+        args += spark_build_args(run_id)
     invocation = dbt.cli(args, context=context, raise_on_error=False, target_path=target)
     # dbt's own log goes to a file, not the terminal of whoever runs `benchwh`
     log_dir = config.home() / "logs"
     log_dir.mkdir(parents=True, exist_ok=True)
     for old in sorted(log_dir.glob("dbt-*.log"))[:-20]:
         old.unlink(missing_ok=True)
-    log_path = log_dir / f"dbt-{context.run.run_id}.log"
+    log_path = log_dir / f"dbt-{run_id}.log"
     with open(log_path, "w", encoding="utf-8") as log_file, contextlib.redirect_stdout(log_file):
         total = node_count()
         for done, event in enumerate(invocation.stream(), 1):
@@ -298,12 +299,12 @@ def _run_dbt(context: dg.AssetExecutionContext, dbt: DbtCliResource, path: Path)
     Path(str(building) + ".pid").unlink(missing_ok=True)  # benchwh-dbt's pid file: dbt has exited
     if not invocation.is_successful():
         reason = first_dbt_failure(target, log_path)
-        remove_build(context.run.run_id)
-        raise dg.Failure(description=f"{reason} (run {context.run.run_id}, log {log_path})")
+        remove_build(run_id)
+        raise dg.Failure(description=f"{reason} (run {run_id}, log {log_path})")
     progress(f"dbt: {built_summary(target)}")
     if engine == "spark":
         # Spark wrote Parquet tables, no DuckDB file: the run's build file is assembled from them
-        finish_spark_build(context.run.run_id, path, progress)
+        finish_spark_build(run_id, path, progress)
     else:
         move_build(building, path)
         keep_parse(target)  # a DuckDB parse only: a Spark target's state would not serve the next build

@@ -102,7 +102,7 @@ def test_sensor_end_to_end_publishes_exactly_one_new_run(home, key):
     ensure_dagster_home()
     with dg.DagsterInstance.get() as instance:
         run = defs.resolve_job_def("refresh").execute_in_process(instance=instance, tags=result.tags,
-                                                             raise_on_error=False)
+                                                                 raise_on_error=False)
     assert run.success
     runs = _published(home, "select distinct source, source_run_id, trust from marts.fct_speed_measurements "
                             "where source <> 'localscore'")
