@@ -81,8 +81,10 @@ def _version(con, db: str) -> str | None:
 
 
 def _keys(con, sql: str, key: list[str]) -> tuple[int, list[dict]]:
-    n = con.execute(f"SELECT count(*) FROM ({sql})").fetchall()[0][0]
-    rows = con.execute(f"SELECT * FROM ({sql}) ORDER BY ALL LIMIT {KEYS_LISTED}").fetchall()
+    """Count and first keys of a set operation, run once (kept in a temporary table)."""
+    con.execute(f"CREATE OR REPLACE TEMP TABLE diff_keys AS {sql}")
+    n = con.execute("SELECT count(*) FROM diff_keys").fetchall()[0][0]
+    rows = con.execute(f"SELECT * FROM diff_keys ORDER BY ALL LIMIT {KEYS_LISTED}").fetchall() if n else []
     return n, [dict(zip(key, r)) for r in rows]
 
 
@@ -94,10 +96,13 @@ def _compare_table(con, table: str, old_cols: list[str], new_cols: list[str], ke
         key = common
     k = ", ".join(_q(c) for c in key)
     cols = ", ".join(_q(c) for c in common)
-    added_n, added = _keys(con, f"SELECT {k} FROM {n} EXCEPT SELECT {k} FROM {o}", key)
+    # The keys of the new rows that are not old rows, whole rows compared, read both tables once:
+    # an added key is among them (no old row has it), a changed one too (an old row has it).
+    con.execute(f"CREATE OR REPLACE TEMP TABLE diff_new_rows AS "
+                f"SELECT {k} FROM (SELECT {cols} FROM {n} EXCEPT SELECT {cols} FROM {o})")
+    added_n, added = _keys(con, f"SELECT {k} FROM diff_new_rows EXCEPT SELECT {k} FROM {o}", key)
     removed_n, removed = _keys(con, f"SELECT {k} FROM {o} EXCEPT SELECT {k} FROM {n}", key)
-    changed_n, changed = _keys(con, f"SELECT {k} FROM (SELECT {cols} FROM {n} EXCEPT SELECT {cols} FROM {o}) "
-                                    f"INTERSECT SELECT {k} FROM {o}", key)
+    changed_n, changed = _keys(con, f"SELECT {k} FROM diff_new_rows INTERSECT SELECT {k} FROM {o}", key)
     out = {"key": key, "added": added_n, "removed": removed_n, "changed": changed_n,
            "added_keys": added, "removed_keys": removed, "changed_keys": changed}
     if set(old_cols) != set(new_cols):
