@@ -40,6 +40,9 @@ def cmd_keys_generate(args) -> int:
 def cmd_keys_trust(args) -> int:
     from ingest.sources.runs import dsse
 
+    if Path(args.public_key).is_file():
+        return _fail(f"{args.public_key} is a file: give the public key itself, in base64 (the `public key:` "
+                     "line `benchwh keys generate` printed; a key file stays with its owner)")
     try:
         key = dsse.trust_key(config.home(), args.public_key, args.contributor)
     except ValueError as exc:

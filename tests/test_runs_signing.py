@@ -119,6 +119,13 @@ def test_cli_keys_and_sign(home, tmp_path, capsys):
     assert main(["keys", "trust", public, "--contributor", "me"]) == 0
     assert json.loads((home / "trusted_keys.json").read_text())["keys"][0]["keyid"] == keyid
     assert main(["keys", "trust", "not-base64!", "--contributor", "me"]) == 2
+    capsys.readouterr()
+    # a key file where the key is expected: named as such, nothing trusted
+    assert main(["keys", "trust", str(key_path), "--contributor", "me"]) == 2
+    assert capsys.readouterr().err.strip().endswith("is a file: give the public key itself, in base64 "
+                                                   "(the `public key:` line `benchwh keys generate` printed; "
+                                                   "a key file stays with its owner)")
+    assert len(json.loads((home / "trusted_keys.json").read_text())["keys"]) == 1
 
     payload = tmp_path / "run.json"
     payload.write_bytes(payload_bytes(good_payload()))
