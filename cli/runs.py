@@ -123,8 +123,9 @@ def cmd_runs_add(args) -> int:
         from cli.pipeline import run_refresh
 
         try:
-            # only the new run files land: nothing to run side by side, so no process per step
-            result = run_refresh(sources=[], offline=True, executor="in_process")
+            # only the new run files land: nothing to run side by side, so no process per step;
+            # nothing fetched and no recording replayed, as its run's tags say in the Dagster UI
+            result = run_refresh(sources=[], offline=False, executor="in_process")
         except Exception as exc:  # the files are landed; say so rather than print a traceback
             line = next((l for l in str(exc).splitlines() if l.strip()), type(exc).__name__)
             print(f"benchwh: landed, but the rebuild failed: {line}", file=sys.stderr)

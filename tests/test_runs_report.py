@@ -40,3 +40,13 @@ def test_runs_add_reports_trust_resolution_and_site_tables(warehouse_copy, tmp_p
     assert "did not resolve (closest: " in unresolved
     assert "dbt_project/seeds/hardware_aliases.csv: Contoso Blaster 9000," in unresolved
     assert any(l.startswith("stranger.json: not in the site tables: it is unverified") for l in out)
+
+    # the rebuild fetched nothing and replayed no recording: its run's tags say so in the UI
+    import dagster as dg
+
+    instance = dg.DagsterInstance.from_config(str(home / "dagster"))
+    try:
+        [run] = instance.get_runs()
+    finally:
+        instance.dispose()
+    assert (run.tags["benchwh/sources"], run.tags["benchwh/offline"]) == ("none", "0"), run.tags
