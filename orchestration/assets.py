@@ -134,7 +134,7 @@ def build_landing_asset(source: Source) -> dg.AssetsDefinition:
                     "payloads_rejected": len(rejected_now),
                 },
             )
-        yield from check_results(source, outcomes, store, lander, offline, fetched)
+        yield from check_results(source, outcomes, store, lander, fetched)
 
     return _land
 

@@ -32,7 +32,7 @@ def landing_check_specs(source: Source) -> list[dg.AssetCheckSpec]:
 
 
 def check_results(source: Source, outcomes: list[PayloadOutcome], store: RawStore, lander: Lander,
-                  offline: bool, fetched: bool) -> list[dg.AssetCheckResult]:
+                  fetched: bool) -> list[dg.AssetCheckResult]:
     """Volume, quarantine share and freshness, one result per entity (blocking publish)."""
     results = []
     history = [o for o in lander.outcomes(source.name) if o.status == "landed"]
