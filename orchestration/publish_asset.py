@@ -18,7 +18,8 @@ PUBLISH_KEY = dg.AssetKey(["publish", "benchmarks_duckdb"])
           description="Atomic swap of the audited build onto warehouse/benchmarks.duckdb, exports and history.")
 def benchmarks_duckdb(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
     die_with_run_process()
-    path = build_path(context.run.run_id)
+    run_id = context.run.run_id
+    path = build_path(run_id)
     if not path.exists():
         raise dg.Failure(description=(
             f"refused: this run built nothing to publish (no {path.name}): publish only follows the dbt build "
@@ -29,7 +30,7 @@ def benchmarks_duckdb(context: dg.AssetExecutionContext) -> dg.MaterializeResult
     except PublishError as exc:
         raise dg.Failure(description=f"publish refused: {exc}") from None
     finally:
-        target = build_dir() / f"{context.run.run_id}-target"
+        target = build_dir() / f"{run_id}-target"
         import shutil
         shutil.rmtree(target, ignore_errors=True)
         sidecar(path).unlink(missing_ok=True)

@@ -44,9 +44,6 @@ def test_runs_add_reports_trust_resolution_and_site_tables(warehouse_copy, tmp_p
     # the rebuild fetched nothing and replayed no recording: its run's tags say so in the UI
     import dagster as dg
 
-    instance = dg.DagsterInstance.from_config(str(home / "dagster"))
-    try:
+    with dg.DagsterInstance.from_config(str(home / "dagster")) as instance:
         [run] = instance.get_runs()
-    finally:
-        instance.dispose()
     assert (run.tags["benchwh/sources"], run.tags["benchwh/offline"]) == ("none", "0"), run.tags
