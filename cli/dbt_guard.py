@@ -2,7 +2,7 @@
 
 A SIGKILL of a refresh used to leave dbt running as an orphan, still writing into build/ while
 the next refresh cleaned that folder. This wrapper asks Linux to SIGKILL it when its parent dies
-(prctl PR_SET_PDEATHSIG, kept across exec), records its pid beside the build file so that a
+(prctl PR_SET_PDEATHSIG), records its pid beside the build file so that a
 cleanup never deletes files a live dbt writes, then runs dbt's CLI in this process (same pid). It
 runs dbt in the warehouse home ($BENCHWH_HOME): the dbt project's paths are relative to it
 (dbt_project/profiles.yml), which keeps dbt's parse the same for every home.
