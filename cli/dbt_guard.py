@@ -42,7 +42,7 @@ def enter_home() -> None:
 def skip_unlogged_dbt_events() -> bool:
     """dbt builds every event as a protobuf message and formats it as a JSON line before its
     loggers' levels drop it: a build fires ~3,800 debug events (each SQL statement, connection and
-    node step) that the info-level stdout log never shows, about 15% of a small build's CPU. Skip
+    node step) that the info-level stdout log never shows, 10-15% of a small build's CPU. Skip
     an event below the level of every logger when no callback but dbt's own (which only reads
     warnings) would see it. Returns False, leaving dbt as it is, if dbt's event manager changed."""
     try:
@@ -60,7 +60,7 @@ def skip_unlogged_dbt_events() -> bool:
         return False
 
     def fire_logged_event(self, e, level=None, node=None, force_warn_or_error_handling=False):
-        rank = _log_level_map.get(level or e.level_tag(), 0)
+        rank = _log_level_map.get(level or e.level_tag(), warn)  # an unknown level is always fired
         if (rank < warn and not force_warn_or_error_handling
                 and all(rank < _log_level_map.get(lg.level, 0) for lg in self.loggers)
                 and all(cb is track_behavior_change_warn for cb in self.callbacks)):
