@@ -251,12 +251,10 @@ def sweep_temporaries(log: Callable[[str], None] | None = None) -> int:
     for folder, dirs, files in os.walk(top, followlinks=False):
         dirs[:] = [d for d in dirs if d not in ("dagster",)]
         for name in files:
-            # a string test first: raw blobs and ledger entries are ~200,000 files at scale 1
-            if ".tmp" in name:
-                m = _TMP_PID.search(name)
-                stale = m is not None and int(m.group(1)) != os.getpid() and not pid_alive(int(m.group(1)))
-            else:
-                stale = folder == top and name.startswith(".rollback-") and name.endswith(".duckdb")
+            # a string test before the pattern: raw blobs and ledger entries are ~200,000 files at scale 1
+            m = _TMP_PID.search(name) if ".tmp" in name else None
+            stale = ((m is not None and int(m.group(1)) != os.getpid() and not pid_alive(int(m.group(1))))
+                     or (folder == top and name.startswith(".rollback-") and name.endswith(".duckdb")))
             if stale:
                 Path(folder, name).unlink(missing_ok=True)
                 removed += 1

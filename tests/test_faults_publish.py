@@ -115,7 +115,8 @@ def test_sweep_removes_abandoned_temporaries_but_not_a_live_process(tmp_path, mo
                           text=True).stdout.strip()
     raw = home / "raw" / "openrouter" / "2026" / "11" / "30"
     raw.mkdir(parents=True)
-    stale = [raw / f"abc.json.tmp{dead}", home / ".rollback-2026-x.duckdb", home / "history" / f".v.duckdb.tmp{dead}"]
+    stale = [raw / f"abc.json.tmp{dead}", home / ".rollback-2026-x.duckdb", home / ".rollback-2026.tmp9.duckdb",
+             home / "history" / f".v.duckdb.tmp{dead}"]
     live = raw / f"def.json.tmp{os.getpid()}"
     (home / "history").mkdir()
     for p in stale + [live]:
