@@ -66,7 +66,7 @@ def test_a_debug_logger_still_gets_debug_events(built):
 
 
 def test_a_callback_still_gets_debug_events_and_a_forced_level_counts(built):
-    em, out = manager(EventLevel.INFO)
+    em, _ = manager(EventLevel.INFO)
     seen = []
     em.add_callback(lambda msg: seen.append(msg.info.name))
     em.fire_event(SQLQuery(conn_name="c", sql="select 1", node_info={}))
