@@ -7,7 +7,9 @@ cleanup never deletes files a live dbt writes, then runs dbt's CLI in this proce
 runs dbt in the warehouse home ($BENCHWH_HOME): the dbt project's paths are relative to it
 (dbt_project/profiles.yml), which keeps dbt's parse the same for every home.
 
-In this process dbt skips the events no logger writes (`skip_unlogged_dbt_events`).
+In this process dbt skips the events no logger writes (`skip_unlogged_dbt_events`), and the
+garbage collector leaves the long-lived objects alone (cli/collector.py: the parsed manifest
+survives every full collection; the process ends without walking it again).
 """
 from __future__ import annotations
 
@@ -16,6 +18,8 @@ import os
 import signal
 import sys
 from pathlib import Path
+
+from cli.collector import exit_without_collecting, tenure_survivors
 
 PR_SET_PDEATHSIG = 1
 
@@ -81,10 +85,14 @@ def main() -> None:
         pid_file.parent.mkdir(parents=True, exist_ok=True)
         pid_file.write_text(f"{os.getpid()}\n")
     skip_unlogged_dbt_events()
+    tenure_survivors()
     from dbt.cli.main import cli
 
     sys.argv[0] = "dbt"
-    sys.exit(cli())
+    try:
+        cli()  # exits: click's standalone mode raises SystemExit with dbt's exit code
+    except SystemExit as done:
+        exit_without_collecting(done.code)
 
 
 if __name__ == "__main__":

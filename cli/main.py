@@ -5,6 +5,7 @@ import argparse
 import json
 import os
 import sys
+from typing import NoReturn
 
 from ingest import config
 
@@ -225,8 +226,16 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
 
+def run() -> NoReturn:
+    """The `benchwh` program: main(), then an exit that does not walk every object again
+    (cli/collector.py; tests call main() in their own process, so only the program does this)."""
+    from cli.collector import exit_without_collecting
+
+    exit_without_collecting(main())
+
+
 if __name__ == "__main__":
     # run through the package module, so extra commands raise the same UserError class
-    from cli.main import main as package_main
+    from cli.main import run as package_run
 
-    sys.exit(package_main())
+    package_run()

@@ -204,13 +204,13 @@ def staging_build(manifest, tmp_path_factory, request) -> dict[str, dict]:
     models = sorted({m for src in sources for m in staging_models_of(manifest, src).values()})
     names = [manifest["nodes"][m]["name"] for m in models]
     target = root / "target"
-    from orchestration.dbt_cli import dbt_executable
+    from orchestration.dbt_cli import guarded_dbt_executable
     from orchestration.resources import DBT_PROJECT_DIR
 
     env = {**os.environ, "BENCHWH_HOME": str(home), "BENCHWH_BUILD_PATH": str(root / "build.duckdb"),
            **DBT_NO_TRACKING}
     proc = subprocess.run(
-        [dbt_executable(), "build", "--project-dir", str(DBT_PROJECT_DIR), "--profiles-dir", str(DBT_PROJECT_DIR),
+        [guarded_dbt_executable(), "build", "--project-dir", str(DBT_PROJECT_DIR), "--profiles-dir", str(DBT_PROJECT_DIR),
          "--target-path", str(target), "--log-path", str(root / "logs"), "--indirect-selection", "cautious",
          "--select", *names],
         env=env, capture_output=True, text=True, timeout=900, cwd=home,  # paths are relative to the home

@@ -11,7 +11,8 @@ import duckdb
 from orchestration.dbt_state import BUILDING_IN_HOME, DBT_BUILD_ENV, move_build, remove_building, reuse_parse
 from tests.helpers.paths import PROJECT_ROOT as PROJECT
 
-DBT = str(Path(sys.executable).parent / "dbt")
+# as orchestration runs dbt builds: in-process in benchwh-dbt (cli/dbt_guard.py)
+DBT = str(Path(sys.executable).parent / "benchwh-dbt")
 
 
 def dbt_build(home: Path, work: Path, select: list[str], *extra: str, timeout: float = 900) -> Path:

@@ -1,0 +1,120 @@
+"""The garbage-collector settings of the command-line processes (cli/collector.py).
+
+Each case runs in a new interpreter: a frozen object stays frozen for the life of its process.
+"""
+from __future__ import annotations
+
+import gc
+import os
+import subprocess
+import sys
+import textwrap
+from importlib.metadata import entry_points
+from pathlib import Path
+
+from tests.helpers.paths import PROJECT_ROOT
+
+
+def python(code: str, *, cwd: Path = PROJECT_ROOT, **env: str) -> subprocess.CompletedProcess:
+    """`code` in a new interpreter, with no BENCHWH_ setting but those given."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("BENCHWH_")}
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=cwd, env={**clean, **env},
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_only_the_survivors_of_a_full_collection_are_frozen():
+    proc = python("""
+        import gc
+        from cli.collector import tenure_survivors
+
+        tenure_survivors(); tenure_survivors()
+        print(sum(cb.__name__ == "_freeze_after_full_collection" for cb in gc.callbacks))
+        kept = [[i] for i in range(10_000)]
+        gc.collect(0); gc.collect(1)
+        print(gc.get_freeze_count())
+        gc.collect()
+        print(gc.get_freeze_count() >= 10_000)
+    """)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["1", "0", "True"]
+
+
+def test_cyclic_garbage_made_after_a_freeze_is_still_collected():
+    proc = python("""
+        import gc, weakref
+        from cli.collector import tenure_survivors
+
+        tenure_survivors()
+        gc.collect()
+        class Node: pass
+        a, b = Node(), Node()
+        a.other, b.other = b, a
+        alive = weakref.ref(a)
+        del a, b
+        gc.collect()
+        print(alive() is None)
+    """)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["True"]
+
+
+def test_the_exit_keeps_its_code_atexit_handlers_and_unclosed_files(tmp_path):
+    proc = python(f"""
+        import atexit, sys
+        from cli.collector import exit_without_collecting
+
+        atexit.register(lambda: open({str(tmp_path / "atexit")!r}, "w").write("ran"))
+        unclosed = open({str(tmp_path / "unclosed")!r}, "w")
+        unclosed.write("all of it")
+        sys.stdout.write("buffered")
+        exit_without_collecting(3)
+    """)
+    assert proc.returncode == 3, proc.stderr
+    assert proc.stdout == "buffered"
+    assert (tmp_path / "atexit").read_text() == "ran"
+    assert (tmp_path / "unclosed").read_text() == "all of it"
+
+
+def test_benchwh_exits_through_it_and_main_alone_does_not(tmp_path, monkeypatch):
+    scripts = {e.name: e.value for e in entry_points(group="console_scripts")}
+    assert scripts["benchwh"] == "cli.main:run"
+    assert scripts["benchwh-dbt"] == "cli.dbt_guard:main"
+    proc = python("""
+        import atexit, gc, sys
+        atexit.register(lambda: print("frozen at exit:", gc.get_freeze_count() > 0))
+        sys.argv = ["benchwh", "rollback", "no-such-version"]
+        from cli.main import run
+        run()
+    """, BENCHWH_HOME=str(tmp_path / "home"))
+    assert proc.returncode == 2, proc.stderr  # the command's own code: a usage mistake
+    assert "frozen at exit: True" in proc.stdout
+
+    from cli.main import main
+
+    monkeypatch.setenv("BENCHWH_HOME", str(tmp_path / "home"))
+    before = gc.get_freeze_count()
+    assert main(["rollback", "no-such-version"]) == 2  # as tests call it, in their own process
+    assert gc.get_freeze_count() == before
+
+
+def test_benchwh_dbt_tenures_and_exits_with_dbts_code(tmp_path):
+    proc = python("""
+        import atexit, gc, sys
+        atexit.register(lambda: print("tenure:", any(cb.__name__ == "_freeze_after_full_collection"
+                                                     for cb in gc.callbacks),
+                                       "frozen at exit:", gc.get_freeze_count() > 0))
+        sys.argv = ["benchwh-dbt", "--version"]
+        from cli.dbt_guard import main
+        main()
+    """, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "tenure: True frozen at exit: True" in proc.stdout
+    assert "Core:" in proc.stdout  # dbt --version ran
+
+    failed = python("""
+        import sys
+        sys.argv = ["benchwh-dbt", "no-such-command"]
+        from cli.dbt_guard import main
+        main()
+    """, cwd=tmp_path)
+    assert failed.returncode == 2, failed.stdout + failed.stderr  # click's usage error, as dbt's own CLI
