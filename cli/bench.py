@@ -5,9 +5,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from ingest.measure import recall
-from ingest.measure.client import BenchError, UsageError
-from ingest.measure.runner import BenchOptions, run_bench
+# only the protocol's constants here: every `benchwh` command builds this parser, and the
+# measuring client (requests, pandas) loads when `bench` runs
+from ingest.measure.protocols import RECALL_SIZES
 
 
 def register(subparsers) -> argparse.ArgumentParser:
@@ -45,7 +45,7 @@ def register(subparsers) -> argparse.ArgumentParser:
     g.add_argument("--quant", help="quantization, e.g. Q4_K_M (default: from the file name)")
     g.add_argument("--context-limit", type=int, help="the server's context size, when it does not say")
     g.add_argument("--recall-sizes", help="comma-separated context sizes in tokens for --recall "
-                                          f"(default {','.join(str(s) for s in recall.SIZES)})")
+                                          f"(default {','.join(str(s) for s in RECALL_SIZES)})")
     g.add_argument("--no-power", dest="power", action="store_false", help="do not sample nvidia-smi power")
     p.set_defaults(func=handle, handler=handle)
     return p
@@ -58,8 +58,10 @@ def default_key_path() -> Path:
 
 
 def _sizes(text: str | None) -> tuple[int, ...]:
+    from ingest.measure.client import UsageError
+
     if not text:
-        return recall.SIZES
+        return RECALL_SIZES
     try:
         sizes = tuple(int(s) for s in text.split(",") if s.strip())
     except ValueError:
@@ -70,6 +72,9 @@ def _sizes(text: str | None) -> tuple[int, ...]:
 
 
 def handle(args: argparse.Namespace) -> int:
+    from ingest.measure.client import BenchError, UsageError
+    from ingest.measure.runner import BenchOptions, run_bench
+
     if args.key is None and default_key_path().is_file():
         args.key = default_key_path()
     try:

@@ -6,6 +6,9 @@ from dataclasses import dataclass, replace
 
 from ingest.measure import text
 
+# Context sizes (tokens) the recall walk tries, smallest first (`benchwh bench --recall`).
+RECALL_SIZES = (4096, 8192, 16384, 32768, 65536, 131072)
+
 
 @dataclass(frozen=True)
 class Protocol:

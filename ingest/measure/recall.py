@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from ingest.measure import text
 from ingest.measure.client import BenchError, ChatClient
+from ingest.measure.protocols import RECALL_SIZES as SIZES
 
-SIZES = (4096, 8192, 16384, 32768, 65536, 131072)
 # room left in the context for the chat template, the question and the answer
 _RESERVE_TOKENS = 160
 _ANSWER_TOKENS = 32

@@ -1,4 +1,5 @@
-"""The garbage-collector settings of the command-line processes (cli/collector.py).
+"""What the command-line processes cost beyond their work: the garbage collector (cli/collector.py)
+and the imports every command pays for.
 
 Each case runs in a new interpreter: a frozen object stays frozen for the life of its process.
 """
@@ -118,3 +119,16 @@ def test_benchwh_dbt_tenures_and_exits_with_dbts_code(tmp_path):
         main()
     """, cwd=tmp_path)
     assert failed.returncode == 2, failed.stdout + failed.stderr  # click's usage error, as dbt's own CLI
+
+
+def test_the_command_line_parser_loads_no_command_s_libraries():
+    """Every `benchwh` command builds the whole parser first: it must not import what only one
+    command uses (the measuring client's requests and pandas, Dagster, dbt)."""
+    proc = python("""
+        import sys
+        from cli.main import build_parser
+        build_parser().parse_args(["status"])
+        print(sorted(m for m in ("pandas", "requests", "dagster", "dbt", "duckdb") if m in sys.modules))
+    """)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"
