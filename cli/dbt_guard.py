@@ -7,7 +7,8 @@ cleanup never deletes files a live dbt writes, then runs dbt's CLI in this proce
 runs dbt in the warehouse home ($BENCHWH_HOME): the dbt project's paths are relative to it
 (dbt_project/profiles.yml), which keeps dbt's parse the same for every home.
 
-In this process dbt skips the events no logger writes (`skip_unlogged_dbt_events`), and the
+In this process dbt keeps the result of the node a --fail-fast build failed on
+(`keep_the_fail_fast_result`), skips the events no logger writes (`skip_unlogged_dbt_events`), and the
 garbage collector leaves the long-lived objects alone (cli/collector.py: the parsed manifest
 survives every full collection; the process ends without walking it again).
 """
@@ -76,6 +77,58 @@ def skip_unlogged_dbt_events() -> bool:
     return True
 
 
+def restore_failed_result(results: list, failed) -> bool:
+    """Put `failed` (the result dbt's FailFastError carries) in place of the 'skipped' mark dbt
+    gave its node, or after the results when it has none. False when the result is there already."""
+    from dbt.artifacts.schemas.results import RunStatus
+
+    uid = failed.node.unique_id
+    for i, result in enumerate(results):
+        if getattr(getattr(result, "node", None), "unique_id", None) == uid:
+            if result is failed or result.status != RunStatus.Skipped:
+                return False
+            results[i] = failed
+            return True
+    results.append(failed)
+    return True
+
+
+def with_fail_fast_result(execute_nodes):
+    """`execute_nodes` of dbt's GraphRunnableTask, keeping the node a --fail-fast run failed on."""
+
+    def execute_nodes_keeping_the_failure(self):
+        results = execute_nodes(self)
+        from dbt.exceptions import FailFastError
+
+        failure = getattr(self, "_raise_next_tick", None)
+        if isinstance(failure, FailFastError) and getattr(failure.result, "node", None) is not None:
+            restore_failed_result(self.node_results, failure.result)
+        return results
+
+    execute_nodes_keeping_the_failure.keeps_fail_fast_result = True
+    return execute_nodes_keeping_the_failure
+
+
+def keep_the_fail_fast_result() -> bool:
+    """dbt's --fail-fast can lose the result of the node that failed. The worker thread marks the
+    run to stop before the thread pool's callback records that node's result; when the main thread
+    stops first, dbt marks every node without a result as skipped, the failed one too. The run
+    results then name no failure ("no failing node recorded") and the on-run-end hook that logs a
+    failed test's rows (macros/log_failing_rows.sql) never sees it: seen once in a few hundred
+    failing builds. The failing result, which dbt's FailFastError carries, is put back. Returns
+    False, leaving dbt as it is, if dbt's task changed."""
+    try:
+        from dbt.task.runnable import GraphRunnableTask
+    except ImportError:
+        return False
+    execute_nodes = getattr(GraphRunnableTask, "execute_nodes", None)
+    if execute_nodes is None:
+        return False
+    if not getattr(execute_nodes, "keeps_fail_fast_result", False):
+        GraphRunnableTask.execute_nodes = with_fail_fast_result(execute_nodes)
+    return True
+
+
 def main() -> None:
     die_with_parent()
     enter_home()
@@ -85,6 +138,7 @@ def main() -> None:
         pid_file.parent.mkdir(parents=True, exist_ok=True)
         pid_file.write_text(f"{os.getpid()}\n")
     skip_unlogged_dbt_events()
+    keep_the_fail_fast_result()
     tenure_survivors()
     from dbt.cli.main import cli
 

@@ -26,14 +26,15 @@ def dbt_build(home: Path, work: Path, select: list[str], *extra: str, timeout: f
 
 
 def failed_dbt_build(home: Path, work: Path, select: list[str], *extra: str, timeout: float = 900,
-                     project: Path = PROJECT / "dbt_project") -> str:
+                     project: Path = PROJECT / "dbt_project", dbt: list[str] | None = None) -> str:
     """Build as dbt_build does, expecting it to fail: the one-line reason a refresh would give
     (orchestration's first_dbt_failure), read from dbt's printed output as a refresh keeps it.
-    `project`: an edited copy of the dbt project (parsed again), else the project itself."""
+    `project`: an edited copy of the dbt project (parsed again), else the project itself;
+    `dbt`: the command that runs dbt, else benchwh-dbt."""
     from orchestration.dbt_assets import first_dbt_failure  # imports Dagster: only here
 
     done = _dbt(home, work, select, "--log-format", "json", *extra, logs=work / "logs", timeout=timeout,
-                project=project)
+                project=project, dbt=dbt)
     assert done.returncode != 0, done.stdout[-4000:]
     remove_building(home / BUILDING_IN_HOME)
     output = work / "dbt-output.log"
@@ -42,14 +43,14 @@ def failed_dbt_build(home: Path, work: Path, select: list[str], *extra: str, tim
 
 
 def _dbt(home: Path, work: Path, select: list[str], *extra: str, logs: Path, timeout: float,
-         project: Path = PROJECT / "dbt_project"):
+         project: Path = PROJECT / "dbt_project", dbt: list[str] | None = None):
     building = home / BUILDING_IN_HOME
     remove_building(building)
     building.parent.mkdir(parents=True, exist_ok=True)
     reuse_parse(work / "target", home / "dbt-state")
     env = {k: v for k, v in os.environ.items() if not k.startswith("BENCHWH_")}
     env.update(BENCHWH_HOME=str(home), **DBT_BUILD_ENV)
-    cmd = [DBT, "build", "--project-dir", str(project), "--profiles-dir", str(project),
+    cmd = [*(dbt or [DBT]), "build", "--project-dir", str(project), "--profiles-dir", str(project),
            "--target-path", str(work / "target"), "--log-path", str(logs),
            *extra, "--select", *select]
     return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout, cwd=home)
