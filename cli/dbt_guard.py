@@ -114,8 +114,8 @@ def keep_the_fail_fast_result() -> bool:
     run to stop before the thread pool's callback records that node's result; when the main thread
     stops first, dbt marks every node without a result as skipped, the failed one too. The run
     results then name no failure ("no failing node recorded") and the on-run-end hook that logs a
-    failed test's rows (macros/log_failing_rows.sql) never sees it: seen once in a few hundred
-    failing builds. The failing result, which dbt's FailFastError carries, is put back. Returns
+    failed test's rows (macros/log_failing_rows.sql) never sees it (seen once, in a fresh clone's
+    `make test`). The failing result, which dbt's FailFastError carries, is put back. Returns
     False, leaving dbt as it is, if dbt's task changed."""
     try:
         from dbt.task.runnable import GraphRunnableTask
