@@ -3,16 +3,12 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import duckdb
 
 from orchestration.dbt_state import BUILDING_IN_HOME, DBT_BUILD_ENV, move_build, remove_building, reuse_parse
 from tests.helpers.paths import PROJECT_ROOT as PROJECT
-
-# as orchestration runs dbt builds: in-process in benchwh-dbt (cli/dbt_guard.py)
-DBT = str(Path(sys.executable).parent / "benchwh-dbt")
 
 
 def dbt_build(home: Path, work: Path, select: list[str], *extra: str, timeout: float = 900) -> Path:
@@ -50,7 +46,11 @@ def _dbt(home: Path, work: Path, select: list[str], *extra: str, logs: Path, tim
     reuse_parse(work / "target", home / "dbt-state")
     env = {k: v for k, v in os.environ.items() if not k.startswith("BENCHWH_")}
     env.update(BENCHWH_HOME=str(home), **DBT_BUILD_ENV)
-    cmd = [*(dbt or [DBT]), "build", "--project-dir", str(project), "--profiles-dir", str(project),
+    if dbt is None:  # as the orchestration runs dbt builds: through benchwh-dbt (cli/dbt_guard.py)
+        from orchestration.dbt_cli import guarded_dbt_executable
+
+        dbt = [guarded_dbt_executable()]
+    cmd = [*dbt, "build", "--project-dir", str(project), "--profiles-dir", str(project),
            "--target-path", str(work / "target"), "--log-path", str(logs),
            *extra, "--select", *select]
     return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout, cwd=home)
