@@ -8,6 +8,13 @@ collections and ~0.5 s shutting down, of ~9 CPU-s; a `benchwh refresh` with noth
 ~0.9 s of ~4 s shutting down. `gc.freeze()` leaves the objects alive at that moment out of every
 later collection. Reference counting still frees them (it frees most objects); only an object in
 a reference cycle that becomes garbage after it was frozen is never reclaimed.
+
+No `gc.callbacks` here: a callback runs Python inside a collection, and a collection can start
+inside C code that CPython 3.11 does not expect to be interleaved. Two of dbt's threads building
+AST objects (`ast.literal_eval` while compiling) then share one recursion counter and one fails
+with "SystemError: AST constructor recursion depth mismatch" (seen in `make test` with a callback
+that froze after each full collection; reproduced with two threads and any callback). The
+freezes are made at points of a single thread instead (cli/dbt_guard.py).
 """
 from __future__ import annotations
 
@@ -24,17 +31,3 @@ def exit_without_collecting(code: int | None) -> NoReturn:
     interpreter exits")."""
     gc.freeze()
     sys.exit(code)
-
-
-def _freeze_after_full_collection(phase: str, info: dict) -> None:
-    if phase == "stop" and info.get("generation") == 2:
-        gc.freeze()
-
-
-def tenure_survivors() -> None:
-    """Freeze what survives each full collection: in a process that lives for one job (a dbt
-    build) that is its long-lived state (the imports, the parsed manifest), which later full
-    collections then skip. Not for long-lived processes (a live refresh, the dev server): a
-    survivor that later becomes cyclic garbage stays until the process ends."""
-    if _freeze_after_full_collection not in gc.callbacks:
-        gc.callbacks.append(_freeze_after_full_collection)

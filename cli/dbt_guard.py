@@ -9,18 +9,19 @@ runs dbt in the warehouse home ($BENCHWH_HOME): the dbt project's paths are rela
 
 In this process dbt keeps the result of the node a --fail-fast build failed on
 (`keep_the_fail_fast_result`), skips the events no logger writes (`skip_unlogged_dbt_events`), and the
-garbage collector leaves the long-lived objects alone (cli/collector.py: the parsed manifest
-survives every full collection; the process ends without walking it again).
+garbage collector leaves the long-lived objects alone (cli/collector.py: dbt's imports and its
+loaded project are frozen before the nodes run; the process ends without walking them again).
 """
 from __future__ import annotations
 
 import ctypes
+import gc
 import os
 import signal
 import sys
 from pathlib import Path
 
-from cli.collector import exit_without_collecting, tenure_survivors
+from cli.collector import exit_without_collecting
 
 PR_SET_PDEATHSIG = 1
 
@@ -106,6 +107,7 @@ def with_fail_fast_result(execute_nodes):
         return results
 
     execute_nodes_keeping_the_failure.keeps_fail_fast_result = True
+    execute_nodes_keeping_the_failure.wrapped = execute_nodes
     return execute_nodes_keeping_the_failure
 
 
@@ -117,6 +119,31 @@ def keep_the_fail_fast_result() -> bool:
     failed test's rows (macros/log_failing_rows.sql) never sees it (seen once, in a fresh clone's
     `make test`). The failing result, which dbt's FailFastError carries, is put back. Returns
     False, leaving dbt as it is, if dbt's task changed."""
+    return wrap_execute_nodes(with_fail_fast_result, "keeps_fail_fast_result")
+
+
+def with_loaded_project_frozen(execute_nodes):
+    """`execute_nodes` of dbt's GraphRunnableTask, first freezing what the process holds then (its
+    imports, the manifest, the graph): still one thread, and nothing of it is garbage before the
+    process ends, so the full collections while nodes run walk only what the nodes make."""
+
+    def execute_nodes_after_freezing(self):
+        gc.freeze()
+        return execute_nodes(self)
+
+    execute_nodes_after_freezing.freezes_loaded_project = True
+    execute_nodes_after_freezing.wrapped = execute_nodes
+    return execute_nodes_after_freezing
+
+
+def freeze_the_loaded_project() -> bool:
+    """Returns False, leaving dbt as it is, if dbt's task changed."""
+    return wrap_execute_nodes(with_loaded_project_frozen, "freezes_loaded_project")
+
+
+def wrap_execute_nodes(wrap, marker: str) -> bool:
+    """GraphRunnableTask.execute_nodes = wrap(execute_nodes), once (`marker` is an attribute of
+    the wrapped method). False if dbt has no such method."""
     try:
         from dbt.task.runnable import GraphRunnableTask
     except ImportError:
@@ -124,9 +151,17 @@ def keep_the_fail_fast_result() -> bool:
     execute_nodes = getattr(GraphRunnableTask, "execute_nodes", None)
     if execute_nodes is None:
         return False
-    if not getattr(execute_nodes, "keeps_fail_fast_result", False):
-        GraphRunnableTask.execute_nodes = with_fail_fast_result(execute_nodes)
+    if not _wrapped_with(execute_nodes, marker):
+        GraphRunnableTask.execute_nodes = wrap(execute_nodes)
     return True
+
+
+def _wrapped_with(method, marker: str) -> bool:
+    while method is not None:
+        if getattr(method, marker, False):
+            return True
+        method = getattr(method, "wrapped", None)
+    return False
 
 
 def main() -> None:
@@ -139,8 +174,10 @@ def main() -> None:
         pid_file.write_text(f"{os.getpid()}\n")
     skip_unlogged_dbt_events()
     keep_the_fail_fast_result()
-    tenure_survivors()
+    freeze_the_loaded_project()
     from dbt.cli.main import cli
+
+    gc.freeze()  # dbt's imports, before parsing the command line and loading the project
 
     sys.argv[0] = "dbt"
     try:

@@ -23,40 +23,22 @@ def python(code: str, *, cwd: Path = PROJECT_ROOT, **env: str) -> subprocess.Com
                           capture_output=True, text=True, timeout=120)
 
 
-def test_only_the_survivors_of_a_full_collection_are_frozen():
+def test_benchwh_dbt_freezes_dbts_loaded_project_before_the_nodes_run():
     proc = python("""
-        import gc
-        from cli.collector import tenure_survivors
+        import gc, threading
+        from dbt.task.runnable import GraphRunnableTask
+        from cli.dbt_guard import freeze_the_loaded_project
 
-        tenure_survivors(); tenure_survivors()
-        print(sum(cb.__name__ == "_freeze_after_full_collection" for cb in gc.callbacks))
-        kept = [[i] for i in range(10_000)]
-        gc.collect(0); gc.collect(1)
-        print(gc.get_freeze_count())
-        gc.collect()
-        print(gc.get_freeze_count() >= 10_000)
+        def execute_nodes(self):
+            return gc.get_freeze_count(), threading.active_count()
+
+        GraphRunnableTask.execute_nodes = execute_nodes
+        print(gc.get_freeze_count(), freeze_the_loaded_project(), freeze_the_loaded_project())
+        frozen, threads = GraphRunnableTask.execute_nodes(None)
+        print(frozen > 100_000, threads)
     """)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.split() == ["1", "0", "True"]
-
-
-def test_cyclic_garbage_made_after_a_freeze_is_still_collected():
-    proc = python("""
-        import gc, weakref
-        from cli.collector import tenure_survivors
-
-        tenure_survivors()
-        gc.collect()
-        class Node: pass
-        a, b = Node(), Node()
-        a.other, b.other = b, a
-        alive = weakref.ref(a)
-        del a, b
-        gc.collect()
-        print(alive() is None)
-    """)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.split() == ["True"]
+    assert proc.stdout.split() == ["0", "True", "True", "True", "1"]  # dbt's imports alone are >100k objects
 
 
 def test_the_exit_keeps_its_code_atexit_handlers_and_unclosed_files(tmp_path):
@@ -98,18 +80,19 @@ def test_benchwh_exits_through_it_and_main_alone_does_not(tmp_path, monkeypatch)
     assert gc.get_freeze_count() == before
 
 
-def test_benchwh_dbt_tenures_and_exits_with_dbts_code(tmp_path):
+def test_benchwh_dbt_freezes_with_no_collector_callback_and_exits_with_dbts_code(tmp_path):
+    """No `gc.callbacks` in dbt's process: Python run inside a collection lets dbt's threads
+    interleave in CPython 3.11's AST construction (cli/collector.py)."""
     proc = python("""
         import atexit, gc, sys
-        atexit.register(lambda: print("tenure:", any(cb.__name__ == "_freeze_after_full_collection"
-                                                     for cb in gc.callbacks),
+        atexit.register(lambda: print("callbacks:", len(gc.callbacks),
                                        "frozen at exit:", gc.get_freeze_count() > 0))
         sys.argv = ["benchwh-dbt", "--version"]
         from cli.dbt_guard import main
         main()
     """, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert "tenure: True frozen at exit: True" in proc.stdout
+    assert "callbacks: 0 frozen at exit: True" in proc.stdout
     assert "Core:" in proc.stdout  # dbt --version ran
 
     failed = python("""

@@ -20,7 +20,8 @@ from dbt.contracts.graph.nodes import GenericTestNode, SingularTestNode
 from dbt.exceptions import FailFastError
 from dbt.task.runnable import GraphRunnableTask, mark_node_as_skipped
 
-from cli.dbt_guard import keep_the_fail_fast_result, restore_failed_result, with_fail_fast_result
+from cli.dbt_guard import (freeze_the_loaded_project, keep_the_fail_fast_result, restore_failed_result,
+                           with_fail_fast_result)
 from orchestration.manifest import MANIFEST_PATH
 from tests.helpers.landing import land_recording
 
@@ -79,11 +80,16 @@ def test_a_recorded_failure_and_other_runs_are_left_as_they_are(tests_of_the_pro
 
 
 def test_benchwh_dbt_wraps_dbts_task_once(monkeypatch):
-    monkeypatch.setattr(GraphRunnableTask, "execute_nodes", GraphRunnableTask.execute_nodes)  # restored after
-    assert keep_the_fail_fast_result() and keep_the_fail_fast_result()
-    wrapped = GraphRunnableTask.execute_nodes
-    assert wrapped.keeps_fail_fast_result
-    assert not getattr(wrapped.__closure__[0].cell_contents, "keeps_fail_fast_result", False)  # not twice
+    dbts_own = GraphRunnableTask.execute_nodes
+    monkeypatch.setattr(GraphRunnableTask, "execute_nodes", dbts_own)  # restored after
+    assert keep_the_fail_fast_result() and freeze_the_loaded_project()
+    assert keep_the_fail_fast_result() and freeze_the_loaded_project()
+    markers, method = [], GraphRunnableTask.execute_nodes
+    while hasattr(method, "wrapped"):
+        markers += [m for m in ("keeps_fail_fast_result", "freezes_loaded_project") if getattr(method, m, False)]
+        method = method.wrapped
+    assert sorted(markers) == ["freezes_loaded_project", "keeps_fail_fast_result"]
+    assert method is dbts_own
 
 
 # dbt's pool callback drops every failed result: what happens when the main thread stops first
