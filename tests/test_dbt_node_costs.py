@@ -1,0 +1,97 @@
+"""benchwh-dbt's cuts to what dbt pays per statement (cli/dbt_guard.py), with dbt's real classes:
+event messages are built on first use, and an empty result table skips agate's type inference.
+"""
+from __future__ import annotations
+
+import io
+import json
+
+import agate
+import pytest
+from dbt.adapters.events.types import SQLQuery
+from dbt_common.clients import agate_helper
+from dbt_common.events import base_types
+from dbt_common.events.base_types import BaseEvent, EventLevel
+from dbt_common.events.event_manager import EventManager
+from dbt_common.events.logger import LineFormat, LoggerConfig
+
+from cli.dbt_guard import build_event_messages_lazily, empty_tables_without_type_inference, skip_unlogged_dbt_events
+
+
+@pytest.fixture
+def parsed(monkeypatch) -> list[str]:
+    """The event messages dbt parsed from fields (its ParseDict, counted), as in benchwh-dbt."""
+    names: list[str] = []
+    real = base_types.ParseDict
+
+    def counted(fields, message):
+        if not type(message).__name__.endswith("Msg"):  # not the envelope a logged event is written in
+            names.append(type(message).__name__)
+        return real(fields, message)
+
+    monkeypatch.setattr(base_types, "ParseDict", counted)
+    for name in ("__init__", "__getattr__", "__setattr__"):  # restored after the test
+        monkeypatch.setattr(BaseEvent, name, vars(BaseEvent)[name])
+    monkeypatch.setattr(EventManager, "fire_event", EventManager.fire_event)
+    assert build_event_messages_lazily() and skip_unlogged_dbt_events()
+    return names
+
+
+def fired(level: EventLevel, event) -> list[dict]:
+    out = io.StringIO()
+    em = EventManager()
+    em.add_logger(LoggerConfig(name=f"test_{level.value}", line_format=LineFormat.Json, level=level,
+                               output_stream=out))
+    em.fire_event(event)
+    return [json.loads(line) for line in out.getvalue().splitlines()]
+
+
+def test_an_event_no_one_reads_never_parses_its_message(parsed):
+    event = SQLQuery(conn_name="c", sql="select 1", node_info={})
+    assert parsed == []
+    assert fired(EventLevel.INFO, event) == []  # below the logger: skipped (skip_unlogged_dbt_events)
+    assert parsed == []
+
+
+def test_a_logged_event_is_written_with_its_fields(parsed):
+    [line] = fired(EventLevel.DEBUG, SQLQuery(conn_name="c", sql="select 1", node_info={}))
+    assert parsed == ["SQLQuery"]
+    assert line["info"]["name"] == "SQLQuery" and line["data"]["sql"] == "select 1"
+
+
+def test_fields_read_and_set_before_the_message_exists(parsed):
+    event = SQLQuery(conn_name="c", sql="select 1", node_info={})
+    assert event.sql == "select 1" and parsed == ["SQLQuery"]
+    event.sql = "select 2"
+    assert event.to_dict()["sql"] == "select 2"
+    assert parsed == ["SQLQuery"]  # once
+
+    later = SQLQuery(conn_name="c", sql="select 3", node_info={})
+    later.sql = "select 4"  # the first use may be a write
+    assert later.to_dict()["sql"] == "select 4"
+
+
+def test_a_bad_field_fails_as_dbt_made_it_fail_when_the_message_is_used(parsed):
+    event = SQLQuery(conn_name="c", sql="select 1", node_info={}, no_such_field=1)
+    with pytest.raises(Exception, match=r"\[SQLQuery\]: Unable to parse logging event dictionary"):
+        event.to_dict()  # dbt raises under pytest and warns otherwise
+
+
+def test_lazy_events_are_installed_once(parsed):
+    installed = BaseEvent.__init__
+    assert build_event_messages_lazily()
+    assert BaseEvent.__init__ is installed
+
+
+def test_an_empty_result_table_has_no_rows_columns_or_type_tester(monkeypatch):
+    monkeypatch.setattr(agate_helper, "empty_table", agate_helper.empty_table)  # restored after
+    assert empty_tables_without_type_inference()
+
+    def no_inference(*args, **kwargs):
+        raise AssertionError("agate inferred the types of an empty table")
+
+    monkeypatch.setattr(agate.TypeTester, "__init__", no_inference)
+    table = agate_helper.empty_table()
+    assert isinstance(table, agate.Table)
+    assert (len(table.rows), table.column_names, table.column_types) == (0, (), ())
+    assert table is not agate_helper.empty_table()  # a new table each time, as dbt made them
