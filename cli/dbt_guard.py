@@ -82,8 +82,8 @@ def skip_unlogged_dbt_events() -> bool:
 
 def build_event_messages_lazily() -> bool:
     """dbt parses an event's fields into its protobuf message (`ParseDict`) when the event is
-    made, before `fire_event` can skip it: ~0.7 s of a small build's ~8 CPU-s went to the messages
-    of skipped debug events. The event keeps its arguments and dbt's own constructor runs on first
+    made, before `fire_event` can skip it: a small build makes ~4,500 events and writes ~350; the
+    other messages cost ~0.3 of its ~8 CPU-s. The event keeps its arguments and dbt's own constructor runs on first
     use of the message (any field, `to_dict`, `message()`, ...), so a logged event is the same
     object it was. Returns False, leaving dbt as it is, if dbt's events changed."""
     try:
