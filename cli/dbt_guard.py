@@ -101,8 +101,11 @@ def build_event_messages_lazily() -> bool:
 
     def get(self, key):
         if key == "pb_msg":
-            args, kwargs = self.__dict__.pop("_message_arguments")
-            build_message(self, *args, **kwargs)  # sets pb_msg, with dbt's handling of bad fields
+            pending = self.__dict__.get("_message_arguments")
+            if pending is None:
+                raise AttributeError(key)
+            build_message(self, *pending[0], **pending[1])  # sets pb_msg, with dbt's handling of bad fields
+            self.__dict__.pop("_message_arguments", None)  # after: another thread may be building it too
             return object.__getattribute__(self, "pb_msg")
         return getattr(self.pb_msg, key)
 
