@@ -17,6 +17,7 @@ loaded project are frozen before the nodes run; the process ends without walking
 from __future__ import annotations
 
 import ctypes
+import functools
 import gc
 import os
 import signal
@@ -160,6 +161,7 @@ def restore_failed_result(results: list, failed) -> bool:
 def with_fail_fast_result(execute_nodes):
     """`execute_nodes` of dbt's GraphRunnableTask, keeping the node a --fail-fast run failed on."""
 
+    @functools.wraps(execute_nodes)  # also carries the markers of wrappers below it
     def execute_nodes_keeping_the_failure(self):
         results = execute_nodes(self)
         from dbt.exceptions import FailFastError
@@ -170,7 +172,6 @@ def with_fail_fast_result(execute_nodes):
         return results
 
     execute_nodes_keeping_the_failure.keeps_fail_fast_result = True
-    execute_nodes_keeping_the_failure.wrapped = execute_nodes
     return execute_nodes_keeping_the_failure
 
 
@@ -190,12 +191,12 @@ def with_loaded_project_frozen(execute_nodes):
     imports, the manifest, the graph): still one thread, and nothing of it is garbage before the
     process ends, so the full collections while nodes run walk only what the nodes make."""
 
+    @functools.wraps(execute_nodes)
     def execute_nodes_after_freezing(self):
         gc.freeze()
         return execute_nodes(self)
 
     execute_nodes_after_freezing.freezes_loaded_project = True
-    execute_nodes_after_freezing.wrapped = execute_nodes
     return execute_nodes_after_freezing
 
 
@@ -205,8 +206,9 @@ def freeze_the_loaded_project() -> bool:
 
 
 def wrap_execute_nodes(wrap, marker: str) -> bool:
-    """GraphRunnableTask.execute_nodes = wrap(execute_nodes), once (`marker` is an attribute of
-    the wrapped method). False if dbt has no such method."""
+    """GraphRunnableTask.execute_nodes = wrap(execute_nodes), once: `marker` is an attribute of
+    the wrapper, which functools.wraps copies onto any wrapper above it. False if dbt has no such
+    method."""
     try:
         from dbt.task.runnable import GraphRunnableTask
     except ImportError:
@@ -214,17 +216,9 @@ def wrap_execute_nodes(wrap, marker: str) -> bool:
     execute_nodes = getattr(GraphRunnableTask, "execute_nodes", None)
     if execute_nodes is None:
         return False
-    if not _wrapped_with(execute_nodes, marker):
+    if not getattr(execute_nodes, marker, False):
         GraphRunnableTask.execute_nodes = wrap(execute_nodes)
     return True
-
-
-def _wrapped_with(method, marker: str) -> bool:
-    while method is not None:
-        if getattr(method, marker, False):
-            return True
-        method = getattr(method, "wrapped", None)
-    return False
 
 
 def main() -> None:
