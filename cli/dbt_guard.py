@@ -10,7 +10,8 @@ runs dbt in the warehouse home ($BENCHWH_HOME): the dbt project's paths are rela
 In this process dbt keeps the result of the node a --fail-fast build failed on
 (`keep_the_fail_fast_result`), skips the events no logger writes (`skip_unlogged_dbt_events`) and
 parses an event's message only when it is used (`build_event_messages_lazily`), gives statements
-that fetch nothing an empty table without type inference, and the
+that fetch nothing an empty table without type inference, writes mashumaro's serializers when
+first called (`compile_serializers_lazily`), and the
 garbage collector leaves the long-lived objects alone (cli/collector.py: dbt's imports and its
 loaded project are frozen before the nodes run; the process ends without walking them again).
 """
@@ -142,6 +143,22 @@ def empty_tables_without_type_inference() -> bool:
     return True
 
 
+def compile_serializers_lazily() -> bool:
+    """mashumaro writes a dataclass's (de)serializers when the class is made unless its config
+    says `lazy_compilation`; dbt's own classes say so, mashumaro's JSONSchema (which dbt builds
+    its validation schemas with) does not: importing dbt wrote its orjson methods, ~0.25 CPU-s,
+    and a build never calls them. Set by default before dbt is imported, each method is written
+    on its first call, the same code."""
+    try:
+        from mashumaro.config import BaseConfig
+    except ImportError:
+        return False
+    if not hasattr(BaseConfig, "lazy_compilation"):
+        return False
+    BaseConfig.lazy_compilation = True
+    return True
+
+
 def restore_failed_result(results: list, failed) -> bool:
     """Put `failed` (the result dbt's FailFastError carries) in place of the 'skipped' mark dbt
     gave its node, or after the results when it has none. False when the result is there already."""
@@ -229,6 +246,7 @@ def main() -> None:
         pid_file = Path(build + ".pid")
         pid_file.parent.mkdir(parents=True, exist_ok=True)
         pid_file.write_text(f"{os.getpid()}\n")
+    compile_serializers_lazily()  # first: the other patches import dbt's modules
     skip_unlogged_dbt_events()
     build_event_messages_lazily()
     empty_tables_without_type_inference()

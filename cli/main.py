@@ -229,9 +229,10 @@ def main(argv: list[str] | None = None) -> int:
 def run() -> NoReturn:
     """The `benchwh` program: main(), then an exit that does not walk every object again
     (cli/collector.py; tests call main() in their own process, so only the program does this)."""
-    from cli.collector import exit_without_collecting
+    from cli import collector
 
-    exit_without_collecting(main())
+    collector.freeze_what_loads = True
+    collector.exit_without_collecting(main())
 
 
 if __name__ == "__main__":

@@ -85,15 +85,19 @@ def test_benchwh_dbt_freezes_with_no_collector_callback_and_exits_with_dbts_code
     interleave in CPython 3.11's AST construction (cli/collector.py)."""
     proc = python("""
         import atexit, gc, sys
-        atexit.register(lambda: print("callbacks:", len(gc.callbacks),
-                                       "frozen at exit:", gc.get_freeze_count() > 0))
-        sys.argv = ["benchwh-dbt", "--version"]
+        def report():
+            from mashumaro.jsonschema.models import JSONSchema
+            print("callbacks:", len(gc.callbacks), "frozen at exit:", gc.get_freeze_count() > 0,
+                  "orjson serializers written:", any("_dict_json" in name for name in vars(JSONSchema)))
+        atexit.register(report)
+        sys.argv = ["benchwh-dbt", "--help"]  # not --version: that one asks PyPI for dbt's latest
         from cli.dbt_guard import main
         main()
     """, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert "callbacks: 0 frozen at exit: True" in proc.stdout
-    assert "Core:" in proc.stdout  # dbt --version ran
+    # and mashumaro wrote no serializer at dbt's import (compile_serializers_lazily)
+    assert "callbacks: 0 frozen at exit: True orjson serializers written: False" in proc.stdout
+    assert "Usage: dbt" in proc.stdout  # dbt --help ran
 
     failed = python("""
         import sys
@@ -102,6 +106,61 @@ def test_benchwh_dbt_freezes_with_no_collector_callback_and_exits_with_dbts_code
         main()
     """, cwd=tmp_path)
     assert failed.returncode == 2, failed.stdout + failed.stderr  # click's usage error, as dbt's own CLI
+
+
+def test_a_refresh_loads_the_pipeline_with_the_collector_paused_then_frozen(tmp_path):
+    """The program loads Dagster, the definitions and the dbt manifest in `collector.loading()`:
+    no collection inside, what it loaded frozen after (the refresh is stopped there)."""
+    proc = python("""
+        import gc, sys
+        from contextlib import contextmanager
+        from cli import collector
+
+        real_loading = collector.loading
+
+        @contextmanager
+        def watched():
+            with real_loading():
+                yield
+                print("paused:", not gc.isenabled(), "definitions:", "orchestration.definitions" in sys.modules)
+            print("frozen after:", gc.get_freeze_count() > 100_000, "collecting again:", gc.isenabled())
+            raise SystemExit(7)
+
+        collector.loading = watched
+        sys.argv = ["benchwh", "refresh", "--no-fetch"]
+        from cli.main import run
+        run()
+    """, BENCHWH_HOME=str(tmp_path / "home"))
+    assert proc.returncode == 7, proc.stderr
+    assert "paused: True definitions: True" in proc.stdout
+    assert "frozen after: True collecting again: True" in proc.stdout
+
+
+def test_loading_pauses_the_collector_and_freezes_only_in_the_program():
+    from cli import collector
+
+    before = gc.get_freeze_count()
+    with collector.loading():
+        assert not gc.isenabled()
+        kept = [[] for _ in range(1000)]
+    assert gc.isenabled() and gc.get_freeze_count() == before  # as tests call main(): nothing frozen
+    gc.disable()
+    try:
+        with collector.loading():
+            pass
+        assert not gc.isenabled()  # left as it was
+    finally:
+        gc.enable()
+    proc = python("""
+        import gc
+        from cli import collector
+        collector.freeze_what_loads = True
+        with collector.loading():
+            kept = [[] for _ in range(1000)]
+        print(gc.get_freeze_count() >= 1000, gc.isenabled())
+    """)
+    assert proc.stdout.split() == ["True", "True"], proc.stderr
+    assert kept
 
 
 def test_the_command_line_parser_loads_no_command_s_libraries():

@@ -1,10 +1,13 @@
 """benchwh-dbt's cuts to what dbt pays per statement (cli/dbt_guard.py), with dbt's real classes:
-event messages are built on first use, and an empty result table skips agate's type inference.
+event messages are built on first use, an empty result table skips agate's type inference, and
+mashumaro writes a class's serializers when they are first called.
 """
 from __future__ import annotations
 
 import io
 import json
+import subprocess
+import sys
 
 import agate
 import pytest
@@ -16,6 +19,7 @@ from dbt_common.events.event_manager import EventManager
 from dbt_common.events.logger import LineFormat, LoggerConfig
 
 from cli.dbt_guard import build_event_messages_lazily, empty_tables_without_type_inference, skip_unlogged_dbt_events
+from tests.helpers.paths import PROJECT_ROOT
 
 
 @pytest.fixture
@@ -95,3 +99,36 @@ def test_an_empty_result_table_has_no_rows_columns_or_type_tester(monkeypatch):
     assert isinstance(table, agate.Table)
     assert (len(table.rows), table.column_names, table.column_types) == (0, (), ())
     assert table is not agate_helper.empty_table()  # a new table each time, as dbt made them
+
+
+SCHEMA_PROBE = """
+import json, sys
+if sys.argv[1] == "lazy":
+    from cli.dbt_guard import compile_serializers_lazily
+    assert compile_serializers_lazily()
+import dbt.cli.main  # noqa: F401  (what benchwh-dbt imports)
+from dbt.adapters.duckdb.credentials import DuckDBCredentials
+from dbt.contracts.project import Project, ProfileConfig
+from mashumaro.jsonschema.models import JSONSchema
+written = sorted(name for name in vars(JSONSchema) if "_dict_json" in name)  # the orjson (de)serializers
+schemas = {c.__name__: c.json_schema() for c in (Project, ProfileConfig, DuckDBCredentials)}
+print(json.dumps({"written_at_import": written, "schemas": schemas}, sort_keys=True))
+"""
+
+
+def _probe(mode: str) -> dict:
+    done = subprocess.run([sys.executable, "-c", SCHEMA_PROBE, mode], capture_output=True, text=True,
+                          timeout=120, cwd=PROJECT_ROOT)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout)
+
+
+def test_mashumaro_writes_serializers_on_first_call_with_the_same_validation_schemas():
+    """In a new process each (the setting must precede dbt's import): with it, importing dbt writes
+    none of mashumaro's JSONSchema orjson methods; the schemas dbt validates the project, profile
+    and DuckDB credentials against are the same as without it."""
+    eager, lazy = _probe("eager"), _probe("lazy")
+    assert eager["written_at_import"], "mashumaro no longer writes them at import: the setting is moot"
+    assert lazy["written_at_import"] == []
+    assert lazy["schemas"] == eager["schemas"]
+    assert set(lazy["schemas"]["Project"]["properties"]) >= {"name", "version", "profile"}
