@@ -14,7 +14,8 @@ inside C code that CPython 3.11 does not expect to be interleaved. Two of dbt's 
 AST objects (`ast.literal_eval` while compiling) then share one recursion counter and one fails
 with "SystemError: AST constructor recursion depth mismatch" (seen in `make test` with a callback
 that froze after each full collection; reproduced with two threads and any callback). The
-freezes are made at points of a single thread instead (cli/dbt_guard.py).
+freezes are made at points of a single thread instead: in cli/dbt_guard.py, and after a
+refresh has loaded its pipeline (`loading()`, before the run starts).
 """
 from __future__ import annotations
 
