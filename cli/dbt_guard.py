@@ -11,15 +11,20 @@ In this process dbt keeps the result of the node a --fail-fast build failed on
 (`keep_the_fail_fast_result`), skips the events no logger writes (`skip_unlogged_dbt_events`) and
 parses an event's message only when it is used (`build_event_messages_lazily`), gives statements
 that fetch nothing an empty table without type inference, writes mashumaro's serializers when
-first called (`compile_serializers_lazily`), and the
+first called (`compile_serializers_lazily`), keeps the code Jinja compiles dbt's templates to and
+the JSON schemas dbt validates its configuration against for the next process
+(`cache_compiled_templates`, `cache_validation_schemas`, in `process_cache_dir()`), and the
 garbage collector leaves the long-lived objects alone (cli/collector.py: dbt's imports and its
 loaded project are frozen before the nodes run; the process ends without walking them again).
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import gc
+import hashlib
+import json
 import os
 import signal
 import sys
@@ -159,6 +164,142 @@ def compile_serializers_lazily() -> bool:
     return True
 
 
+def process_cache_dir() -> Path | None:
+    """Where benchwh-dbt keeps what one dbt process works out and the next would work out the same,
+    by content: $BENCHWH_DBT_CACHE, else the checkout's dbt target folder (git-ignored; `make clean`
+    removes it). An empty BENCHWH_DBT_CACHE keeps nothing."""
+    folder = os.environ.get("BENCHWH_DBT_CACHE")
+    if folder is not None:
+        return Path(folder).absolute() if folder.strip() else None
+    from ingest import config
+
+    return config.dbt_project_dir() / "target" / "dbt-process-cache"
+
+
+def _write_quietly(path: Path, body: bytes) -> None:
+    """Temporary name then rename (another process may write the same entry); a read-only or full
+    disk only means the next process works it out again."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_bytes(body)
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+
+
+def _jinja_environment_key(env) -> str:
+    """What a Jinja environment's parser and code generator depend on (its class, extensions and
+    syntax); its filters, globals and `undefined` are looked up when the template runs."""
+    cls = type(env)
+    return repr((
+        f"{cls.__module__}.{cls.__qualname__}", sorted(env.extensions),
+        f"{env.code_generator_class.__module__}.{env.code_generator_class.__qualname__}",
+        env.block_start_string, env.block_end_string, env.variable_start_string, env.variable_end_string,
+        env.comment_start_string, env.comment_end_string, env.line_statement_prefix, env.line_comment_prefix,
+        env.trim_blocks, env.lstrip_blocks, env.newline_sequence, env.keep_trailing_newline, env.optimized,
+        env.is_async, env.autoescape if not callable(env.autoescape) else "callable", env.finalize is not None,
+        sorted(getattr(env, "intercepted_binops", ())), sorted(getattr(env, "intercepted_unops", ())),
+    ))
+
+
+def cache_compiled_templates(folder: Path) -> bool:
+    """dbt compiles each macro and node it renders from Jinja source to Python code in every
+    process, a new environment each time (~500 templates, ~1.3 of a small build's ~17 CPU-s here):
+    the same sources every build. Keep the code object (marshal, as Jinja's own bytecode cache
+    does), keyed by the source, the template's name, the environment's syntax and the versions of
+    Jinja, dbt-common and Python's bytecode. A template that fails to compile is never kept, and
+    dbt's macro debugging (DBT_MACRO_DEBUGGING) compiles as before. Returns False, leaving Jinja
+    as it is, if dbt's Jinja environment changed."""
+    try:
+        import importlib.metadata
+        import importlib.util
+        import marshal
+
+        import jinja2
+        from dbt_common.clients import jinja as dbt_jinja
+    except ImportError:
+        return False
+    compile_source = jinja2.Environment.compile
+    if getattr(compile_source, "keeps_code", False):
+        return True
+    if not hasattr(dbt_jinja, "MACRO_DEBUGGING"):
+        return False
+    versions = (jinja2.__version__, importlib.metadata.version("dbt-common"), importlib.util.MAGIC_NUMBER.hex())
+
+    @functools.wraps(compile_source)
+    def compile_or_reuse(self, source, name=None, filename=None, raw=False, defer_init=False):
+        if raw or not isinstance(source, str) or dbt_jinja.MACRO_DEBUGGING:
+            return compile_source(self, source, name, filename, raw, defer_init)
+        key = _jinja_environment_key(self)
+        digest = hashlib.sha256(repr((versions, key, name, filename, defer_init)).encode())
+        digest.update(source.encode("utf-8", "surrogatepass"))
+        path = folder / "templates" / f"{digest.hexdigest()}.code"
+        try:
+            return marshal.loads(path.read_bytes())
+        except (OSError, ValueError, EOFError, TypeError):
+            pass
+        code = compile_source(self, source, name, filename, raw, defer_init)
+        _write_quietly(path, marshal.dumps(code))
+        return code
+
+    compile_or_reuse.keeps_code = True
+    jinja2.Environment.compile = compile_or_reuse
+    return True
+
+
+def cache_validation_schemas(folder: Path) -> bool:
+    """dbt validates the project, profile and credentials against JSON schemas it builds from its
+    dataclasses with mashumaro in every process (11 classes, ~0.6 of a small build's ~17 CPU-s
+    here): the same schemas for the same installed packages. Keep each as JSON, keyed by the class
+    and the versions of Python and of the packages that define such classes or build their schemas
+    (dbt-core, dbt-common, dbt-adapters, the two engines' adapters, mashumaro). Returns False,
+    leaving dbt as it is, if dbt's `json_schema` changed."""
+    try:
+        import importlib.metadata
+
+        from dbt_common.dataclass_schema import dbtClassMixin
+    except ImportError:
+        return False
+    built = vars(dbtClassMixin).get("json_schema")
+    if not isinstance(built, classmethod):
+        return False
+    if getattr(built.__func__, "keeps_schemas", False):
+        return True
+    build = built.__func__
+    packages = ("dbt-core", "dbt-common", "dbt-adapters", "dbt-duckdb", "dbt-spark", "mashumaro")
+    kept: dict[type, dict] = {}
+
+    @functools.cache
+    def versions() -> tuple:  # on first use: ~20 ms, and a process that validates nothing never asks
+        def version(package: str) -> str | None:
+            try:
+                return importlib.metadata.version(package)
+            except importlib.metadata.PackageNotFoundError:
+                return None
+
+        return tuple(version(p) for p in packages) + (sys.version_info[:3],)
+
+    def json_schema(cls):
+        schema = kept.get(cls)
+        if schema is not None:
+            return schema
+        digest = hashlib.sha256(repr((f"{cls.__module__}.{cls.__qualname__}", versions())).encode()).hexdigest()
+        path = folder / "schemas" / f"{digest}.json"
+        try:
+            schema = json.loads(path.read_bytes())
+        except (OSError, ValueError):
+            schema = build(cls)
+            _write_quietly(path, json.dumps(schema, sort_keys=True).encode())
+        kept[cls] = schema
+        return schema
+
+    json_schema.keeps_schemas = True
+    dbtClassMixin.json_schema = classmethod(json_schema)
+    return True
+
+
 def restore_failed_result(results: list, failed) -> bool:
     """Put `failed` (the result dbt's FailFastError carries) in place of the 'skipped' mark dbt
     gave its node, or after the results when it has none. False when the result is there already."""
@@ -240,6 +381,7 @@ def wrap_execute_nodes(wrap, marker: str) -> bool:
 
 def main() -> None:
     die_with_parent()
+    cache = process_cache_dir()  # a relative BENCHWH_DBT_CACHE names a folder from where dbt was started
     enter_home()
     build = os.environ.get("BENCHWH_BUILD_PATH")
     if build:
@@ -252,6 +394,9 @@ def main() -> None:
     empty_tables_without_type_inference()
     keep_the_fail_fast_result()
     freeze_the_loaded_project()
+    if cache is not None:
+        cache_compiled_templates(cache)
+        cache_validation_schemas(cache)
     from dbt.cli.main import cli
 
     gc.freeze()  # dbt's imports, before parsing the command line and loading the project

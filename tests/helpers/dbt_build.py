@@ -11,12 +11,14 @@ from orchestration.dbt_state import BUILDING_IN_HOME, DBT_BUILD_ENV, move_build,
 from tests.helpers.paths import PROJECT_ROOT as PROJECT
 
 
-def dbt_build(home: Path, work: Path, select: list[str], *extra: str, timeout: float = 900) -> Path:
+def dbt_build(home: Path, work: Path, select: list[str], *extra: str, timeout: float = 900,
+              dbt: list[str] | None = None) -> Path:
     """Build the selected models with their data tests as a refresh runs dbt: in the home, from the
     install's parse state; the build file is then moved to work/build.duckdb. Not dbt's unit tests:
     they read their own fixtures, not this landing, and the shared offline build runs every one of
-    them (test_refresh_offline.py::test_dbt_unit_tests_all_ran_in_the_ci_build)."""
-    done = _dbt(home, work, select, *extra, logs=work / "logs", timeout=timeout)
+    them (test_refresh_offline.py::test_dbt_unit_tests_all_ran_in_the_ci_build). `dbt`: the
+    command that runs dbt, else benchwh-dbt."""
+    done = _dbt(home, work, select, *extra, logs=work / "logs", timeout=timeout, dbt=dbt)
     assert done.returncode == 0, done.stdout[-4000:]
     build = work / "build.duckdb"
     move_build(home / BUILDING_IN_HOME, build)
