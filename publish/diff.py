@@ -96,10 +96,13 @@ def _compare_table(con, table: str, old_cols: list[str], new_cols: list[str], ke
         key = common
     k = ", ".join(_q(c) for c in key)
     cols = ", ".join(_q(c) for c in common)
-    # The keys of the new rows that are not old rows, whole rows compared, read both tables once:
-    # an added key is among them (no old row has it), a changed one too (an old row has it).
+    # The keys of the new rows that are not old rows, read both tables once: an added key is among
+    # them (no old row has it), a changed one too (an old row has it). A keyed table's rows are
+    # compared as (key, hash of the whole row): 64 bits say a row changed, the set operation then
+    # holds two columns instead of every column (fct_speed_measurements: 1.3-2.0 s -> 0.4 s here).
+    rows = cols if key == common else f"{k}, hash({cols}) AS diff_row_hash"
     con.execute(f"CREATE OR REPLACE TEMP TABLE diff_new_rows AS "
-                f"SELECT {k} FROM (SELECT {cols} FROM {n} EXCEPT SELECT {cols} FROM {o})")
+                f"SELECT {k} FROM (SELECT {rows} FROM {n} EXCEPT SELECT {rows} FROM {o})")
     added_n, added = _keys(con, f"SELECT {k} FROM diff_new_rows EXCEPT SELECT {k} FROM {o}", key)
     removed_n, removed = _keys(con, f"SELECT {k} FROM {o} EXCEPT SELECT {k} FROM {n}", key)
     changed_n, changed = _keys(con, f"SELECT {k} FROM diff_new_rows INTERSECT SELECT {k} FROM {o}", key)

@@ -66,3 +66,36 @@ def test_identical_tables_are_left_out_and_counts_are_complete_beyond_the_listed
     assert len(result["changed_keys"]) == KEYS_LISTED and result["changed_keys"][0] == {"id": 0}
     assert result["columns_added"] == ["contributor"] and result["columns_removed"] == []
     assert not diff_files(old, old)["changed"]
+
+
+KEYED = "create table marts.keyed (id varchar primary key, speed double, name varchar, measured_at timestamp, " \
+        "ok boolean, tags varchar[])"
+ROW = "1.5, 'a', timestamp '2026-01-01 00:00:00', true, ['x']"
+OLD_KEYED = {"same": ROW, "speed": ROW, "name-to-null": ROW, "null-to-name": ROW.replace("'a'", "null"),
+             "measured_at": ROW, "ok": ROW, "tags": ROW, "gone": ROW}
+NEW_KEYED = {"same": ROW, "speed": ROW.replace("1.5", "1.5000000001"), "name-to-null": ROW.replace("'a'", "null"),
+             "null-to-name": ROW, "measured_at": ROW.replace("00:00:00", "00:00:01"), "ok": ROW.replace("true", "false"),
+             "tags": ROW.replace("['x']", "['x', 'y']"), "new": ROW}
+
+
+def keyed_rows(rows: dict[str, str]) -> list[str]:
+    return [KEYED] + [f"insert into marts.keyed values ('{key}', {values})" for key, values in rows.items()]
+
+
+def test_a_change_in_any_column_of_a_keyed_row_is_found_by_its_key(tmp_path):
+    """A keyed table's rows are compared as key and hash of the whole row: a change of one value,
+    of a value to NULL or back, of a timestamp, a boolean or a list, is a change of that key."""
+    old, new = tmp_path / "old.duckdb", tmp_path / "new.duckdb"
+    make(old, keyed_rows(OLD_KEYED))
+    make(new, keyed_rows(NEW_KEYED))
+    result = diff_files(old, new)["tables"]["marts.keyed"]
+    assert [k["id"] for k in result["changed_keys"]] == sorted(
+        ["speed", "name-to-null", "null-to-name", "measured_at", "ok", "tags"])
+    assert (result["added_keys"], result["removed_keys"]) == ([{"id": "new"}], [{"id": "gone"}])
+
+
+def test_the_same_keyed_rows_in_another_order_are_no_change(tmp_path):
+    old, new = tmp_path / "old.duckdb", tmp_path / "new.duckdb"
+    make(old, keyed_rows(OLD_KEYED))
+    make(new, keyed_rows(dict(reversed(OLD_KEYED.items()))))
+    assert not diff_files(old, new)["changed"]
