@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 
+from ingest import integrity
 from ingest.integrity import landing_problems, raw_problems
 from ingest.landing.ledger import Ledger, PayloadOutcome
 from ingest.raw_store import RawStore
@@ -40,6 +41,27 @@ def test_each_kind_of_raw_damage_is_named(tmp_path):
         "raw/src/2026/11/09/stray.json: no line in raw/src/manifest.jsonl (manifest truncated?)",
     ]
     assert third.path not in " ".join(problems)
+
+
+def test_a_manifest_parsed_while_landing_is_not_read_again_yet_each_damage_is_named(tmp_path, monkeypatch):
+    store, (first, second, _third) = stored(tmp_path)
+    store.entries("src")  # as landing parses it: kept while the file is unchanged
+    read_by_line = []
+    real = integrity._raw_problems_by_line
+    monkeypatch.setattr(integrity, "_raw_problems_by_line", lambda *a: read_by_line.append(a) or real(*a))
+    assert raw_problems(store, "src") == [] and read_by_line == []
+    (store.root / first.path).unlink()  # none of these changes the manifest
+    assert raw_problems(store, "src") == [f"raw/{first.path}: missing (line 1 of raw/src/manifest.jsonl lists it)"]
+    (store.root / first.path).write_bytes(b'{"n": 0}')
+    (store.root / second.path).write_bytes(b"longer than it was")
+    assert raw_problems(store, "src") == [f"raw/{second.path}: 18 bytes, the manifest says {second.bytes}"]
+    (store.root / second.path).write_bytes(b'{"n": 1}')
+    stray = store.root / "src" / "stray.json"
+    stray.write_bytes(b"{}")
+    assert raw_problems(store, "src") == ["raw/src/stray.json: no line in raw/src/manifest.jsonl (manifest truncated?)"]
+    stray.unlink()
+    assert raw_problems(store, "src") == []
+    assert len(read_by_line) == 3  # only to name what was found
 
 
 def test_a_landing_file_unlike_its_ledger_is_named(tmp_path):
