@@ -22,6 +22,7 @@ from orchestration.dbt_state import (BUILDING_IN_HOME, DBT_BUILD_ENV, build_env,
 from orchestration.resources import build_dir, build_path
 from orchestration.tags import SOURCES_TAG
 from publish.inputs import inputs_fingerprint, published_inputs, sidecar
+from publish.report import sources_meta
 
 LAYERS = ("staging", "intermediate", "marts", "site", "audit")
 
@@ -252,6 +253,7 @@ def dbt_build(context: dg.AssetExecutionContext, dbt: DbtCliResource):
             "version": version, "unchanged": True, "build_skipped": True, "reason": reason})
         return
     damage_stops_the_build()
+    sources_meta()  # what publish reports of the sources, from the raw manifests parsed while landing
     file_memo.forget_all()  # the ledgers and raw manifests read while landing: not needed from here on
     path = build_path(context.run.run_id)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -101,14 +101,32 @@ def _csv_field(value: str) -> str:
     return f'"{value.replace(chr(34), chr(34) * 2)}"' if any(c in value for c in ',"\n') else value
 
 
+_META_KEPT: dict[tuple, dict] = {}
+
+
 def sources_meta() -> dict:
-    """License, attribution, vintage and last fetch of each source, for exports/manifest.json."""
-    from ingest.demo import demo_sources
+    """License, attribution, vintage and last fetch of each source, for exports/manifest.json.
+
+    Kept in this process while no source's raw manifest changed: a refresh works it out before
+    dbt runs, while landing's parse of the manifests is at hand (orchestration/dbt_assets.py),
+    and its publish step reads it after (LocalScore's manifest: ~100,000 lines at scale 1)."""
+    from ingest.file_memo import file_stamp
     from ingest.raw_store import RawStore
     from ingest.source import load_sources
 
     store = RawStore(config.raw_dir())
     sources = load_sources()
+    stamps = (str(config.raw_dir()), tuple((name, file_stamp(store.manifest_path(name))) for name in sorted(sources)))
+    kept = _META_KEPT.get(stamps)
+    if kept is None:
+        _META_KEPT.clear()
+        kept = _META_KEPT[stamps] = _sources_meta(store, sources)
+    return json.loads(json.dumps(kept))  # the caller's own copy
+
+
+def _sources_meta(store, sources) -> dict:
+    from ingest.demo import demo_sources
+
     demo = set(demo_sources(store, sources))
     meta = {}
     for name, src in sources.items():

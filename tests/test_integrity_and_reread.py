@@ -117,3 +117,25 @@ def test_the_ledger_is_read_again_after_a_record_or_a_forget(tmp_path):
     log_lines = (ledger.dir / "_outcomes.jsonl").read_text().splitlines()
     assert json.loads(log_lines[-1])["url"] == "u4"
     assert os.path.exists(ledger.dir / f"{4:064x}.json")
+
+
+def test_what_publish_reports_of_the_sources_is_kept_while_no_raw_manifest_changes(tmp_path, monkeypatch):
+    """A refresh works out `sources_meta` before dbt, while landing's parse is at hand; publish reads
+    it after. It is worked out again after any raw manifest changes, and each caller gets a copy."""
+    from ingest import config
+    from publish import report
+
+    monkeypatch.setenv("BENCHWH_HOME", str(tmp_path))
+    worked_out = []
+    real = report._sources_meta
+    monkeypatch.setattr(report, "_sources_meta", lambda *a: worked_out.append(1) or real(*a))
+    store = RawStore(config.raw_dir())
+    store.put("openrouter", b'{"data": []}', url="http://x/models", fetched_at="2026-11-01T00:00:00Z")
+    first = report.sources_meta()
+    assert first["openrouter"]["last_fetch"] == "2026-11-01T00:00:00Z" and first["openrouter"]["demo"] is False
+    first["openrouter"]["last_fetch"] = "changed by the caller"
+    assert report.sources_meta()["openrouter"]["last_fetch"] == "2026-11-01T00:00:00Z"
+    assert len(worked_out) == 1
+    store.put("openrouter", b'{"data": [1]}', url="http://x/models", fetched_at="2026-11-02T00:00:00Z")
+    assert report.sources_meta()["openrouter"]["last_fetch"] == "2026-11-02T00:00:00Z"
+    assert len(worked_out) == 2
