@@ -91,8 +91,8 @@ def dbt_env(home: Path, env: dict, name: str) -> dict:
 
 
 def dbt_cmd(verb: str, target: Path, work: Path) -> list[str]:
-    # a build runs through benchwh-dbt as the orchestration's do (cli/dbt_guard.py); a parse as dbt
-    return [_bin("benchwh-dbt" if verb == "build" else "dbt"), verb, "--project-dir", str(ROOT / "dbt_project"), "--profiles-dir",
+    # through benchwh-dbt, as the orchestration runs its builds and parses (cli/dbt_guard.py)
+    return [_bin("benchwh-dbt"), verb, "--project-dir", str(ROOT / "dbt_project"), "--profiles-dir",
             str(ROOT / "dbt_project"), "--target-path", str(target), "--log-path", str(work / "logs")]
 
 

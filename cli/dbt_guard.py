@@ -47,9 +47,10 @@ def die_with_parent() -> None:
 
 
 def enter_home() -> None:
-    """dagster-dbt starts dbt in the project folder: keep it as the project, run in the home."""
+    """dagster-dbt starts dbt in the project folder: keep it as the project, run in the home (when
+    there is one: a parse, as under `dagster dev` before any refresh, needs none)."""
     home = os.environ.get("BENCHWH_HOME")
-    if home:
+    if home and os.path.isdir(home):
         os.environ.setdefault("DBT_PROJECT_DIR", os.getcwd())
         os.chdir(home)
 
