@@ -190,6 +190,22 @@ def _write_quietly(path: Path, body: bytes) -> None:
             tmp.unlink(missing_ok=True)
 
 
+@functools.cache
+def installed_versions(packages: tuple[str, ...]) -> tuple:
+    """The installed versions of `packages` (None for one not installed) and Python's bytecode
+    magic: part of each kept entry's key. Asked on first use, never at start-up (~4 ms a package)."""
+    import importlib.metadata
+    import importlib.util
+
+    def version(package: str) -> str | None:
+        try:
+            return importlib.metadata.version(package)
+        except importlib.metadata.PackageNotFoundError:
+            return None
+
+    return tuple(version(p) for p in packages) + (importlib.util.MAGIC_NUMBER.hex(),)
+
+
 def _jinja_environment_key(env) -> str:
     """What a Jinja environment's parser and code generator depend on (its class, extensions and
     syntax); its filters, globals and `undefined` are looked up when the template runs."""
@@ -214,8 +230,6 @@ def cache_compiled_templates(folder: Path) -> bool:
     dbt's macro debugging (DBT_MACRO_DEBUGGING) compiles as before. Returns False, leaving Jinja
     as it is, if dbt's Jinja environment changed."""
     try:
-        import importlib.metadata
-        import importlib.util
         import marshal
 
         import jinja2
@@ -227,13 +241,13 @@ def cache_compiled_templates(folder: Path) -> bool:
         return True
     if not hasattr(dbt_jinja, "MACRO_DEBUGGING"):
         return False
-    versions = (jinja2.__version__, importlib.metadata.version("dbt-common"), importlib.util.MAGIC_NUMBER.hex())
 
     @functools.wraps(compile_source)
     def compile_or_reuse(self, source, name=None, filename=None, raw=False, defer_init=False):
         if raw or not isinstance(source, str) or dbt_jinja.MACRO_DEBUGGING:
             return compile_source(self, source, name, filename, raw, defer_init)
         key = _jinja_environment_key(self)
+        versions = installed_versions(("jinja2", "dbt-common"))
         digest = hashlib.sha256(repr((versions, key, name, filename, defer_init)).encode())
         digest.update(source.encode("utf-8", "surrogatepass"))
         path = folder / "templates" / f"{digest.hexdigest()}.code"
@@ -258,8 +272,6 @@ def cache_validation_schemas(folder: Path) -> bool:
     (dbt-core, dbt-common, dbt-adapters, the two engines' adapters, mashumaro). Returns False,
     leaving dbt as it is, if dbt's `json_schema` changed."""
     try:
-        import importlib.metadata
-
         from dbt_common.dataclass_schema import dbtClassMixin
     except ImportError:
         return False
@@ -272,21 +284,12 @@ def cache_validation_schemas(folder: Path) -> bool:
     packages = ("dbt-core", "dbt-common", "dbt-adapters", "dbt-duckdb", "dbt-spark", "mashumaro")
     kept: dict[type, dict] = {}
 
-    @functools.cache
-    def versions() -> tuple:  # on first use: ~20 ms, and a process that validates nothing never asks
-        def version(package: str) -> str | None:
-            try:
-                return importlib.metadata.version(package)
-            except importlib.metadata.PackageNotFoundError:
-                return None
-
-        return tuple(version(p) for p in packages) + (sys.version_info[:3],)
-
     def json_schema(cls):
         schema = kept.get(cls)
         if schema is not None:
             return schema
-        digest = hashlib.sha256(repr((f"{cls.__module__}.{cls.__qualname__}", versions())).encode()).hexdigest()
+        versions = installed_versions(packages) + (sys.version_info[:3],)
+        digest = hashlib.sha256(repr((f"{cls.__module__}.{cls.__qualname__}", versions)).encode()).hexdigest()
         path = folder / "schemas" / f"{digest}.json"
         try:
             schema = json.loads(path.read_bytes())

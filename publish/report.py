@@ -4,6 +4,7 @@ the runs of an added file went. `benchwh status`, `benchwh runs add`, the publis
 and the inbox reports all print these same lines."""
 from __future__ import annotations
 
+import copy
 import json
 
 from ingest import config
@@ -101,7 +102,7 @@ def _csv_field(value: str) -> str:
     return f'"{value.replace(chr(34), chr(34) * 2)}"' if any(c in value for c in ',"\n') else value
 
 
-_META_KEPT: dict[tuple, dict] = {}
+_META_KEPT: list = [None, None]  # the stamps it was worked out for, and what it said
 
 
 def sources_meta() -> dict:
@@ -117,11 +118,9 @@ def sources_meta() -> dict:
     store = RawStore(config.raw_dir())
     sources = load_sources()
     stamps = (str(config.raw_dir()), tuple((name, file_stamp(store.manifest_path(name))) for name in sorted(sources)))
-    kept = _META_KEPT.get(stamps)
-    if kept is None:
-        _META_KEPT.clear()
-        kept = _META_KEPT[stamps] = _sources_meta(store, sources)
-    return json.loads(json.dumps(kept))  # the caller's own copy
+    if _META_KEPT[0] != stamps:
+        _META_KEPT[:] = [stamps, _sources_meta(store, sources)]
+    return copy.deepcopy(_META_KEPT[1])  # the caller's own
 
 
 def _sources_meta(store, sources) -> dict:

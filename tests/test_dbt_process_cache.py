@@ -16,7 +16,7 @@ from dbt_common.clients import jinja as dbt_jinja
 from dbt_common.dataclass_schema import ValidationError, dbtClassMixin
 from dbt_common.exceptions import CompilationError
 
-from cli.dbt_guard import cache_compiled_templates, cache_validation_schemas
+from cli.dbt_guard import cache_compiled_templates, cache_validation_schemas, installed_versions
 from tests.helpers.dbt_build import dbt_build, query
 
 MACRO = "{% do items.append(1) %}{% for i in items %}hello {{ name | upper }} {% endfor %}{{ items | length }}"
@@ -126,13 +126,15 @@ def test_a_kept_schema_is_the_one_dbt_builds_and_validates_the_same(built, tmp_p
         Project.validate({"version": "1.0"})
 
 
-def test_another_package_version_builds_its_own_schemas(built, tmp_path, monkeypatch):
+def test_another_package_version_builds_its_own_schemas(built, tmp_path, monkeypatch, request):
     names, plain = built
     assert cache_validation_schemas(tmp_path)
     Project.json_schema()
     real_version = importlib.metadata.version
     monkeypatch.setattr(importlib.metadata, "version",
                         lambda name: "0.0.1" if name == "mashumaro" else real_version(name))
+    installed_versions.cache_clear()  # as a new process with another mashumaro asks again
+    request.addfinalizer(installed_versions.cache_clear)  # no made-up version left for later tests
     monkeypatch.setattr(dbtClassMixin, "json_schema", plain)
     assert cache_validation_schemas(tmp_path)
     Project.json_schema()
