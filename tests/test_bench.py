@@ -8,16 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from ingest.measure.stats import median
 from ingest.sources.runs import dsse
 from ingest.sources.runs.payload import validate_payload
 from cli.bench import main
 from tests.helpers.loopback import LoopbackServer, Reply
 from tests.helpers.openai_server import OpenAIServer, OpenAIServerConfig
 
-FIRST_TOKEN_S = 0.1
+FIRST_TOKEN_S = 0.3  # above LATE_S: a rate over the whole turn (first token included) is off the mark
 PER_TOKEN_S = 0.005
 GEN_TOKENS = 100
+LATE_S = 0.1  # how late the client may read a token the server wrote (a busy machine)
 
 
 @pytest.fixture
@@ -63,12 +63,21 @@ def test_measures_what_the_server_was_told_and_writes_a_signed_valid_file(tmp_pa
     assert len(samples) == 3 == payload["protocol"]["repetitions"]
     assert all(s["gen_tokens"] == GEN_TOKENS for s in samples)
 
-    want_ttft_ms = FIRST_TOKEN_S * 1000
-    want_gen_tps = 1 / PER_TOKEN_S  # tokens after the first, one per PER_TOKEN_S
-    want_turn_ms = (FIRST_TOKEN_S + (GEN_TOKENS - 1) * PER_TOKEN_S) * 1000
-    assert median([s["ttft_ms"] for s in samples]) == pytest.approx(want_ttft_ms, rel=0.10)
-    assert median([s["gen_tps"] for s in samples]) == pytest.approx(want_gen_tps, rel=0.10)
-    assert median([s["turn_time_ms"] for s in samples]) == pytest.approx(want_turn_ms, rel=0.10)
+    # Each measured answer against what the server did (its clock is the client's): a sample is
+    # never shorter than the server's own timeline; it may be longer by the time the client took to
+    # send and to get the CPU back to read, allowed up to LATE_S in two of the three repetitions (on
+    # a busy machine the client was once ~10 ms late in two of three, against a 10% tolerance).
+    chats = [r for r in srv.server.requests if r.path == "/v1/chat/completions"][1:]  # after the warm-up
+    assert len(chats) == len(samples) == 3
+    on_time = 0
+    for s, r in zip(samples, chats):
+        first_s, last_s = r.chunks_sent_at[1] - r.at, r.chunks_sent_at[GEN_TOKENS] - r.at  # [0]: the role
+        assert first_s >= FIRST_TOKEN_S and last_s >= FIRST_TOKEN_S + (GEN_TOKENS - 1) * PER_TOKEN_S
+        assert s["ttft_ms"] >= first_s * 1000 - 0.001 and s["turn_time_ms"] >= last_s * 1000 - 0.001
+        span_s = last_s - first_s
+        on_time += (s["ttft_ms"] <= (first_s + LATE_S) * 1000 and s["turn_time_ms"] <= (last_s + LATE_S) * 1000
+                    and (GEN_TOKENS - 1) / (span_s + LATE_S) <= s["gen_tps"] <= (GEN_TOKENS - 1) / (span_s - LATE_S))
+    assert on_time >= 2, samples
 
     # the server's own token counts (usage), the request's protocol, the machine and engine
     prompt_words = len(srv.chat_requests[0]["messages"][0]["content"].split())

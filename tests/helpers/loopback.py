@@ -22,7 +22,9 @@ class Request:
     query: dict[str, list[str]]
     headers: dict[str, str]
     body: bytes
-    at: float
+    at: float  # time.perf_counter() when the request was read: the clock the bench client times with
+    # for streamed replies, the perf_counter() just before each chunk was written
+    chunks_sent_at: list[float] = field(default_factory=list)
 
 
 @dataclass
@@ -67,7 +69,7 @@ class LoopbackServer:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else b""
                 req = Request(self.command, parts.path, parse_qs(parts.query),
-                              {k.lower(): v for k, v in self.headers.items()}, body, time.monotonic())
+                              {k.lower(): v for k, v in self.headers.items()}, body, time.perf_counter())
                 with server._lock:
                     server.requests.append(req)
                 handler = server.find(parts.path)
@@ -84,6 +86,7 @@ class LoopbackServer:
                         for delay, chunk in reply.chunks:
                             if delay:
                                 time.sleep(delay)
+                            req.chunks_sent_at.append(time.perf_counter())
                             self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
                             self.wfile.flush()
                         self.wfile.write(b"0\r\n\r\n")

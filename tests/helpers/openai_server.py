@@ -3,7 +3,8 @@
 It streams `data: {...}` SSE chunks the way llama-server does, on a schedule fixed from the
 moment the request arrived: the first token `first_token_s` after it, then one token every
 `per_token_s`. Scheduling against the arrival time (not sleeping between writes) keeps the
-server's timing exact on a busy machine, so the client's measurements can be checked tightly.
+schedule from drifting on a busy machine; what the server did is in each request's
+`chunks_sent_at` (the client's clock), which the client's measurements are checked against.
 
 The prompt is "tokenised" as whitespace-separated words, and `usage.prompt_tokens` reports
 that count. For the context-recall walk the server finds the needle sentence in the prompt and
@@ -141,7 +142,7 @@ class OpenAIServer:
         for i, tok in enumerate(tokens):
             if cut is not None and i >= cut:
                 raise _Cut("cut by the test server")
-            wait = arrived + cfg.first_token_s + i * cfg.per_token_s - time.monotonic()
+            wait = arrived + cfg.first_token_s + i * cfg.per_token_s - time.perf_counter()
             yield max(0.0, wait), self._event({"content": tok})
         yield 0.0, self._event({}, finish="length" if len(tokens) > 5 else "stop")
         if include_usage:
