@@ -207,13 +207,7 @@ def _accept(listener: socket.socket, selector, running: dict) -> tuple[int, int,
         conn.close()
         return None
     conn.settimeout(None)
-    try:
-        pid = os.fork()
-    except OSError:  # no process to be had: this caller runs dbt itself, the other runs go on
-        for fd in fds:
-            os.close(fd)
-        conn.close()
-        return None
+    pid = os.fork()
     if pid == 0:  # the worker: never returns
         code = 70
         try:
