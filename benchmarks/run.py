@@ -350,8 +350,9 @@ def main(argv: list[str] | None = None) -> int:
     (work / MARKER).touch()
     home, incoming = work / "home", work / "incoming"
     # the refresh phases keep their Dagster instance in their own home
+    # every dbt starts cold, as a nightly refresh's does: no warm dbt server (cli/dbt_server.py)
     env = {**{k: v for k, v in os.environ.items() if k != "DAGSTER_HOME"}, "BENCHWH_HOME": str(home),
-           "PYTHONPATH": str(ROOT)}
+           "PYTHONPATH": str(ROOT), "BENCHWH_DBT_SERVER": "0"}
     py = sys.executable
     report: dict = {"scale": args.scale, "seed": args.seed,
                     "dbt_unit_tests": env.get("BENCHWH_DBT_UNIT_TESTS") == "1",

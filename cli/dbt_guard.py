@@ -383,15 +383,9 @@ def wrap_execute_nodes(wrap, marker: str) -> bool:
     return True
 
 
-def main() -> None:
-    die_with_parent()
-    cache = process_cache_dir()  # a relative BENCHWH_DBT_CACHE names a folder from where dbt was started
-    enter_home()
-    build = os.environ.get("BENCHWH_BUILD_PATH")
-    if build:
-        pid_file = Path(build + ".pid")
-        pid_file.parent.mkdir(parents=True, exist_ok=True)
-        pid_file.write_text(f"{os.getpid()}\n")
+def prepare_dbt(cache: Path | None) -> None:
+    """dbt imported and patched as every run here needs it (what the warm server holds,
+    cli/dbt_server.py), then frozen out of the collector's walks."""
     compile_serializers_lazily()  # first: the other patches import dbt's modules
     skip_unlogged_dbt_events()
     build_event_messages_lazily()
@@ -401,15 +395,41 @@ def main() -> None:
     if cache is not None:
         cache_compiled_templates(cache)
         cache_validation_schemas(cache)
-    from dbt.cli.main import cli
+    import dbt.cli.main  # noqa: F401
 
     gc.freeze()  # dbt's imports, before parsing the command line and loading the project
+
+
+def run_dbt(cache: Path | None = None, prepared: bool = False) -> None:
+    """dbt's CLI in this process (a warm server's worker has it prepared already); exits."""
+    enter_home()
+    build = os.environ.get("BENCHWH_BUILD_PATH")
+    if build:
+        pid_file = Path(build + ".pid")
+        pid_file.parent.mkdir(parents=True, exist_ok=True)
+        pid_file.write_text(f"{os.getpid()}\n")
+    if not prepared:
+        prepare_dbt(cache)
+    from dbt.cli.main import cli
 
     sys.argv[0] = "dbt"
     try:
         cli()  # exits: click's standalone mode raises SystemExit with dbt's exit code
     except SystemExit as done:
         exit_without_collecting(done.code)
+
+
+def main() -> None:
+    die_with_parent()
+    cache = process_cache_dir()  # a relative BENCHWH_DBT_CACHE names a folder from where dbt was started
+    if cache is not None:
+        from cli import dbt_server
+
+        if dbt_server.wanted():
+            status = dbt_server.run_in_warm_worker(cache, sys.argv[1:])
+            if status is not None:
+                sys.exit(status)
+    run_dbt(cache)
 
 
 if __name__ == "__main__":

@@ -93,7 +93,7 @@ def test_benchwh_dbt_freezes_with_no_collector_callback_and_exits_with_dbts_code
         sys.argv = ["benchwh-dbt", "--help"]  # not --version: that one asks PyPI for dbt's latest
         from cli.dbt_guard import main
         main()
-    """, cwd=tmp_path)
+    """, cwd=tmp_path, BENCHWH_DBT_SERVER="0")  # dbt in this process, not a warm server's worker
     assert proc.returncode == 0, proc.stderr
     # and mashumaro wrote no serializer at dbt's import (compile_serializers_lazily)
     assert "callbacks: 0 frozen at exit: True orjson serializers written: False" in proc.stdout
@@ -104,7 +104,7 @@ def test_benchwh_dbt_freezes_with_no_collector_callback_and_exits_with_dbts_code
         sys.argv = ["benchwh-dbt", "no-such-command"]
         from cli.dbt_guard import main
         main()
-    """, cwd=tmp_path)
+    """, cwd=tmp_path, BENCHWH_DBT_SERVER="0")
     assert failed.returncode == 2, failed.stdout + failed.stderr  # click's usage error, as dbt's own CLI
 
 

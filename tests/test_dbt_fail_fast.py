@@ -94,6 +94,7 @@ def test_benchwh_dbt_wraps_dbts_task_once(monkeypatch):
 
 # dbt's pool callback drops every failed result: what happens when the main thread stops first
 LOSE_FAILURES = textwrap.dedent("""
+    import os
     import sys
     from dbt.task.runnable import GraphRunnableTask
 
@@ -104,6 +105,7 @@ LOSE_FAILURES = textwrap.dedent("""
             handle(self, result)
 
     GraphRunnableTask._handle_result = lose_failures
+    os.environ["BENCHWH_DBT_SERVER"] = "0"  # dbt in this process, patched: not a warm server's worker
     sys.argv = ["benchwh-dbt", *sys.argv[1:]]
     from cli.dbt_guard import main
     main()

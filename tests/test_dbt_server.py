@@ -1,0 +1,202 @@
+"""The warm dbt server `benchwh-dbt` forks its runs from (cli/dbt_server.py), with the real
+benchwh-dbt script and each test's own server (its own process cache folder: part of the key)."""
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.paths import PROJECT_ROOT
+
+BENCHWH_DBT = str(Path(sys.executable).parent / "benchwh-dbt")
+PROJECT = PROJECT_ROOT / "dbt_project"
+
+
+@pytest.fixture
+def cache(tmp_path) -> Path:
+    """A process cache folder of this test's own, and after the test no server left for it."""
+    folder = tmp_path / "dbt-cache"
+    yield folder
+    for pid in server_pids(folder):
+        os.kill(pid, signal.SIGKILL)
+
+
+def env_for(cache: Path, **extra: str) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BENCHWH_")}
+    return {**env, "BENCHWH_DBT_CACHE": str(cache), "BENCHWH_DBT_SERVER_IDLE": "60", **extra}
+
+
+def benchwh_dbt(cache: Path, *args: str, build: Path, **extra: str) -> tuple[subprocess.CompletedProcess, bool]:
+    """benchwh-dbt run to its end, and whether dbt ran in a process of its own (the pid file, written
+    by the process that runs dbt, names another process than benchwh-dbt's)."""
+    proc = subprocess.Popen([BENCHWH_DBT, *args], env=env_for(cache, BENCHWH_BUILD_PATH=str(build), **extra),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=PROJECT)
+    out, err = proc.communicate(timeout=300)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err), _pid_in(build) != proc.pid
+
+
+def _pid_in(build: Path) -> int | None:
+    pid_file = Path(f"{build}.pid")
+    return int(pid_file.read_text()) if pid_file.exists() else None
+
+
+def server_pids(cache: Path) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmdline = (entry / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if b"cli.dbt_server" in cmdline and str(cache).encode() in cmdline:
+                found.append(int(entry.name))
+    return found
+
+
+def address(cache: Path, **extra: str) -> str:
+    """The server address a benchwh-dbt with this environment works out."""
+    code = "from pathlib import Path; import sys; from cli.dbt_server import server_address;" \
+           "sys.stdout.write(server_address(Path(sys.argv[1]))[1:])"
+    done = subprocess.run([sys.executable, "-c", code, str(cache)], env=env_for(cache, **extra),
+                          capture_output=True, text=True, check=True)
+    return "\0" + done.stdout
+
+
+def wait_for_server(cache: Path, timeout: float = 120) -> None:
+    where = address(cache)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+            try:
+                probe.connect(where)
+                return
+            except OSError:
+                time.sleep(0.2)
+    raise AssertionError("the warm dbt server never listened")
+
+
+def alive(pid: int) -> bool:
+    from publish.verify import pid_alive
+
+    return pid_alive(pid)
+
+
+def wait_until(predicate, timeout: float = 60) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.1)
+    return predicate()
+
+
+def test_the_first_run_starts_the_server_and_the_next_ones_run_in_its_workers(cache, tmp_path):
+    build = tmp_path / "b.duckdb"
+    first, in_worker = benchwh_dbt(cache, "--help", build=build)
+    assert first.returncode == 0 and not in_worker  # no server yet: dbt in benchwh-dbt's process
+    assert "Usage: dbt" in first.stdout
+    wait_for_server(cache)
+    assert len(server_pids(cache)) == 1
+
+    second, in_worker = benchwh_dbt(cache, "--help", build=build)
+    assert second.returncode == 0 and in_worker
+    assert second.stdout == first.stdout and second.stderr == first.stderr
+
+    # dbt's exit status and its message on standard error pass through the worker
+    for env in ({"BENCHWH_DBT_SERVER": "0"}, {}):
+        failed, _ = benchwh_dbt(cache, "no-such-command", build=build, **env)
+        assert failed.returncode == 2 and "No such command 'no-such-command'" in failed.stderr
+
+
+def start_waiting_dbt(cache: Path, work: Path, **extra: str) -> tuple[subprocess.Popen, int]:
+    """`dbt init` waiting at its first prompt for a line this test never writes (it holds the pipe
+    open: the run never ends by itself), its output to files (nothing breaks for a worker when
+    benchwh-dbt is gone, as a pipe would); benchwh-dbt's process and the one running dbt."""
+    work.mkdir()
+    build, out, err = work / "b.duckdb", open(work / "out.txt", "w"), open(work / "err.txt", "w")
+    proc = subprocess.Popen([BENCHWH_DBT, "init"], env=env_for(cache, BENCHWH_BUILD_PATH=str(build), **extra),
+                            cwd=work, stdin=subprocess.PIPE, stdout=out, stderr=err)
+    out.close()
+    err.close()
+    asking = wait_until(lambda: "Enter a name for your project" in (work / "out.txt").read_text(), 120)
+    assert asking, (work / "out.txt").read_text() + (work / "err.txt").read_text()
+    return proc, _pid_in(build)
+
+
+def stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+    proc.stdin.close()
+
+
+def test_a_killed_benchwh_dbt_takes_its_worker_with_it(cache, tmp_path):
+    """Issue #12: nothing of dbt outlives the process that started it."""
+    benchwh_dbt(cache, "--help", build=tmp_path / "warm.duckdb")
+    wait_for_server(cache)
+    proc, worker = start_waiting_dbt(cache, tmp_path / "run")
+    try:
+        assert worker != proc.pid and alive(worker)
+        proc.kill()
+        assert proc.wait(timeout=60) == -signal.SIGKILL
+        assert wait_until(lambda: not alive(worker), 60), "the worker outlived benchwh-dbt"
+    finally:
+        stop(proc)
+    assert server_pids(cache), "the server outlived its worker's end"
+
+
+def test_an_interrupt_reaches_the_worker_and_ends_as_in_one_process(cache, tmp_path):
+    benchwh_dbt(cache, "--help", build=tmp_path / "warm.duckdb")
+    wait_for_server(cache)
+    statuses = {}
+    for name, extra in (("here", {"BENCHWH_DBT_SERVER": "0"}), ("worker", {})):
+        proc, runner = start_waiting_dbt(cache, tmp_path / name, **extra)
+        try:
+            assert (runner != proc.pid) == (name == "worker")
+            proc.send_signal(signal.SIGINT)
+            statuses[name] = proc.wait(timeout=60)
+            assert wait_until(lambda: not alive(runner), 60)
+        finally:
+            stop(proc)
+    assert statuses["worker"] == statuses["here"] > 0, statuses  # dbt's own status for the interrupt
+
+
+def test_off_runs_dbt_here_and_starts_no_server(cache, tmp_path):
+    build = tmp_path / "b.duckdb"
+    proc = subprocess.Popen([BENCHWH_DBT, "--help"], cwd=PROJECT, stdout=subprocess.DEVNULL,
+                            env=env_for(cache, BENCHWH_BUILD_PATH=str(build), BENCHWH_DBT_SERVER="0"))
+    assert proc.wait(timeout=120) == 0 and _pid_in(build) == proc.pid
+    time.sleep(2)
+    assert server_pids(cache) == []
+
+
+def test_an_idle_server_exits(cache):
+    """Started as benchwh-dbt starts it; it listens, then exits after its idle time with no run."""
+    where = address(cache)
+    server = subprocess.Popen([sys.executable, "-P", "-m", "cli.dbt_server", str(cache), where[1:]],
+                              env=env_for(cache, BENCHWH_DBT_SERVER_IDLE="5"), cwd="/")
+    try:
+        wait_for_server(cache)
+        assert server.wait(timeout=120) == 0
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe, pytest.raises(ConnectionRefusedError):
+        probe.connect(where)
+
+
+def test_the_address_names_the_code_a_worker_would_run(tmp_path):
+    one, other = tmp_path / "a", tmp_path / "b"
+    assert address(one) == address(one) != address(other)
+    # read at interpreter start
+    assert address(one, PYTHONHASHSEED="7") != address(one)
+    assert address(one, LC_ALL="C") != address(one, LC_ALL="C.UTF-8")
+    # set by dagster-dbt for its dbt: the worker sets up its streams from the request instead
+    assert address(one, PYTHONUNBUFFERED="1", PYTHONLEGACYWINDOWSSTDIO="1") == address(one)
