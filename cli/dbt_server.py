@@ -67,6 +67,16 @@ def server_address(cache: Path) -> str:
     return f"\0benchwh-dbt-{digest}"
 
 
+def idle_seconds() -> float:
+    """BENCHWH_DBT_SERVER_IDLE, else the default (also for a value that is no positive number: the
+    server has no terminal to say so)."""
+    try:
+        value = float(os.environ.get("BENCHWH_DBT_SERVER_IDLE") or IDLE_S_DEFAULT)
+    except ValueError:
+        return IDLE_S_DEFAULT
+    return value if value > 0 else IDLE_S_DEFAULT
+
+
 # ---- the benchwh-dbt side -----------------------------------------------------------------------
 def run_in_warm_worker(cache: Path, argv: list[str]) -> int | None:
     """dbt's exit status from a worker of the warm server; None when there is no server (one is
@@ -146,7 +156,7 @@ def serve(cache: Path, address: str) -> None:
             importlib.import_module(module)
     gc.freeze()
     listener.listen(16)
-    idle_s = float(os.environ.get("BENCHWH_DBT_SERVER_IDLE") or IDLE_S_DEFAULT)
+    idle_s = idle_seconds()
     selector = selectors.DefaultSelector()
     selector.register(listener, selectors.EVENT_READ, None)
     running: dict[int, tuple[int, socket.socket]] = {}  # pidfd -> (pid, connection)

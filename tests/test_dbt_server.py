@@ -200,3 +200,12 @@ def test_the_address_names_the_code_a_worker_would_run(tmp_path):
     assert address(one, LC_ALL="C") != address(one, LC_ALL="C.UTF-8")
     # set by dagster-dbt for its dbt: the worker sets up its streams from the request instead
     assert address(one, PYTHONUNBUFFERED="1", PYTHONLEGACYWINDOWSSTDIO="1") == address(one)
+
+
+def test_an_idle_time_that_is_no_positive_number_is_the_default(monkeypatch):
+    from cli.dbt_server import IDLE_S_DEFAULT, idle_seconds
+
+    for text, seconds in (("5", 5.0), ("2.5", 2.5), ("abc", IDLE_S_DEFAULT), ("0", IDLE_S_DEFAULT),
+                          ("-3", IDLE_S_DEFAULT), ("", IDLE_S_DEFAULT)):
+        monkeypatch.setenv("BENCHWH_DBT_SERVER_IDLE", text)
+        assert idle_seconds() == seconds, text
