@@ -207,7 +207,13 @@ def _accept(listener: socket.socket, selector, running: dict) -> tuple[int, int,
         conn.close()
         return None
     conn.settimeout(None)
-    pid = os.fork()
+    try:
+        pid = os.fork()
+    except OSError:  # no process to be had: this caller runs dbt itself, the other runs go on
+        for fd in fds:
+            os.close(fd)
+        conn.close()
+        return None
     if pid == 0:  # the worker: never returns
         code = 70
         try:
