@@ -245,7 +245,12 @@ def _run_worker(request: dict, fds: list[int], conn: socket.socket) -> int:
         client = os.pidfd_open(int(request["client_pid"]))
     except OSError:
         return 137  # benchwh-dbt died before its worker started
+    # the watcher never takes a forwarded signal: Linux gives a process's signal to any thread not
+    # blocking it, and SIGINT taken there leaves dbt's main thread blocked in a read (the thread is
+    # made with the mask blocked, then the main thread unblocks it)
+    signal.pthread_sigmask(signal.SIG_BLOCK, _FORWARDED)
     threading.Thread(target=_die_with, args=(client,), daemon=True).start()
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _FORWARDED)
     for target, fd in enumerate(fds):
         os.dup2(fd, target)
         os.close(fd)

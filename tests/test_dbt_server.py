@@ -159,12 +159,26 @@ def test_an_interrupt_reaches_the_worker_and_ends_as_in_one_process(cache, tmp_p
         proc, runner = start_waiting_dbt(cache, tmp_path / name, **extra)
         try:
             assert (runner != proc.pid) == (name == "worker")
+            # Linux gives a process's SIGINT to any thread not blocking it; only the main thread
+            # can end dbt's read (a worker's watcher thread blocks it)
+            assert threads_taking(runner, signal.SIGINT) == [runner]
             proc.send_signal(signal.SIGINT)
             statuses[name] = proc.wait(timeout=60)
             assert wait_until(lambda: not alive(runner), 60)
         finally:
             stop(proc)
     assert statuses["worker"] == statuses["here"] > 0, statuses  # dbt's own status for the interrupt
+
+
+def threads_taking(pid: int, sig: int) -> list[int]:
+    """The threads of `pid` that do not block `sig` (/proc's SigBlk mask)."""
+    taking = []
+    for task in sorted(Path(f"/proc/{pid}/task").iterdir(), key=lambda t: int(t.name)):
+        blocked = next(int(l.split()[1], 16) for l in (task / "status").read_text().splitlines()
+                       if l.startswith("SigBlk:"))
+        if not blocked & (1 << (sig - 1)):
+            taking.append(int(task.name))
+    return taking
 
 
 def test_off_runs_dbt_here_and_starts_no_server(cache, tmp_path):
