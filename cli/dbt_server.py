@@ -90,8 +90,11 @@ def run_in_warm_worker(cache: Path, argv: list[str]) -> int | None:
         _start_server(cache, address)
         return None
     with conn:
+        # a signal this process was started ignoring (as pytest-xdist's workers start theirs for
+        # SIGINT) is ignored by its worker too, as by a dbt run in this process
+        ignored = [int(sig) for sig in _FORWARDED if signal.getsignal(sig) == signal.SIG_IGN]
         request = {"argv": argv, "env": dict(os.environ), "cwd": os.getcwd(), "umask": _umask(),
-                   "client_pid": os.getpid(),
+                   "client_pid": os.getpid(), "ignored_signals": ignored,
                    "stdio": [[s.encoding, s.errors] if s is not None else None
                              for s in (sys.stdin, sys.stdout, sys.stderr)]}
         body = json.dumps(request).encode()
@@ -106,7 +109,8 @@ def run_in_warm_worker(cache: Path, argv: list[str]) -> int | None:
             return None  # the server went away before forking: run dbt here
         worker = int(started["pid"])
         for sig in _FORWARDED:
-            signal.signal(sig, lambda signum, frame: _signal_quietly(worker, signum))
+            if int(sig) not in ignored:
+                signal.signal(sig, lambda signum, frame: _signal_quietly(worker, signum))
         try:
             done = json.loads(replies.readline() or b"null")
         except OSError:
@@ -117,7 +121,15 @@ def run_in_warm_worker(cache: Path, argv: list[str]) -> int | None:
                   file=sys.stderr)
             return 1
         status = int(done["status"])
+        if status < 0:  # the worker died of a signal: so does its stand-in, as one process would
+            _die_of(-status)
         return status if status >= 0 else 128 - status
+
+
+def _die_of(signum: int) -> None:
+    with contextlib.suppress(OSError, ValueError):  # SIGKILL has no handler to reset
+        signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
 
 
 def _signal_quietly(pid: int, signum: int) -> None:
@@ -269,8 +281,12 @@ def _run_worker(request: dict, fds: list[int], conn: socket.socket) -> int:
                                         line_buffering=writes and (fd == 2 or os.isatty(fd))))
     sys.stdin, sys.stdout, sys.stderr = streams
     sys.__stdin__, sys.__stdout__, sys.__stderr__ = streams
-    for sig in _FORWARDED:
-        signal.signal(sig, signal.default_int_handler if sig == signal.SIGINT else signal.SIG_DFL)
+    ignored = set(request.get("ignored_signals", ()))
+    for sig in _FORWARDED:  # as Python sets them up at start
+        if int(sig) in ignored:
+            signal.signal(sig, signal.SIG_IGN)
+        else:
+            signal.signal(sig, signal.default_int_handler if sig == signal.SIGINT else signal.SIG_DFL)
     sys.argv = ["benchwh-dbt", *request["argv"]]
     sys.modules["__main__"].__package__ = None  # click names the program from argv[0], not `-m cli.dbt_server`
     from cli import dbt_guard

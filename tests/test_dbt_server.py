@@ -114,14 +114,18 @@ def test_the_first_run_starts_the_server_and_the_next_ones_run_in_its_workers(ca
         assert failed.returncode == 2 and "No such command 'no-such-command'" in failed.stderr
 
 
-def start_waiting_dbt(cache: Path, work: Path, **extra: str) -> tuple[subprocess.Popen, int]:
+def start_waiting_dbt(cache: Path, work: Path, sigint=signal.SIG_DFL, **extra: str) -> tuple[subprocess.Popen, int]:
     """`dbt init` waiting at its first prompt for a line this test never writes (it holds the pipe
     open: the run never ends by itself), its output to files (nothing breaks for a worker when
-    benchwh-dbt is gone, as a pipe would); benchwh-dbt's process and the one running dbt."""
+    benchwh-dbt is gone, as a pipe would); benchwh-dbt's process and the one running dbt.
+
+    benchwh-dbt starts with SIGINT set to `sigint`, whatever this test process has (pytest-xdist's
+    workers ignore SIGINT, and a child inherits that)."""
     work.mkdir()
     build, out, err = work / "b.duckdb", open(work / "out.txt", "w"), open(work / "err.txt", "w")
     proc = subprocess.Popen([BENCHWH_DBT, "init"], env=env_for(cache, BENCHWH_BUILD_PATH=str(build), **extra),
-                            cwd=work, stdin=subprocess.PIPE, stdout=out, stderr=err)
+                            cwd=work, stdin=subprocess.PIPE, stdout=out, stderr=err,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, sigint))
     out.close()
     err.close()
     asking = wait_until(lambda: "Enter a name for your project" in (work / "out.txt").read_text(), 120)
@@ -168,6 +172,30 @@ def test_an_interrupt_reaches_the_worker_and_ends_as_in_one_process(cache, tmp_p
         finally:
             stop(proc)
     assert statuses["worker"] == statuses["here"] > 0, statuses  # dbt's own status for the interrupt
+
+
+def test_a_signal_the_caller_ignores_is_ignored_by_its_worker_as_in_one_process(cache, tmp_path):
+    benchwh_dbt(cache, "--help", build=tmp_path / "warm.duckdb")
+    wait_for_server(cache)
+    for name, extra in (("here", {"BENCHWH_DBT_SERVER": "0"}), ("worker", {})):
+        proc, runner = start_waiting_dbt(cache, tmp_path / name, sigint=signal.SIG_IGN, **extra)
+        try:
+            assert (runner != proc.pid) == (name == "worker")
+            assert signal_mask(runner, "SigIgn") & (1 << (signal.SIGINT - 1)), name
+            assert signal_mask(proc.pid, "SigIgn") & (1 << (signal.SIGINT - 1)), name
+            # SIGTERM is not ignored: forwarded to the worker, it ends the run
+            assert not signal_mask(runner, "SigIgn") & (1 << (signal.SIGTERM - 1)), name
+            proc.send_signal(signal.SIGTERM)
+            assert proc.wait(timeout=60) == -signal.SIGTERM, name  # the worker's end is its stand-in's
+            assert wait_until(lambda: not alive(runner), 60)
+        finally:
+            stop(proc)
+
+
+def signal_mask(pid: int, field: str) -> int:
+    """One of /proc's signal masks of `pid` (SigIgn: ignored, SigCgt: caught)."""
+    line = next(l for l in Path(f"/proc/{pid}/status").read_text().splitlines() if l.startswith(f"{field}:"))
+    return int(line.split()[1], 16)
 
 
 def threads_taking(pid: int, sig: int) -> list[int]:
