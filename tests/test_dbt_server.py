@@ -120,17 +120,24 @@ def start_waiting_dbt(cache: Path, work: Path, sigint=signal.SIG_DFL, **extra: s
     benchwh-dbt is gone, as a pipe would); benchwh-dbt's process and the one running dbt.
 
     benchwh-dbt starts with SIGINT set to `sigint`, whatever this test process has (pytest-xdist's
-    workers ignore SIGINT, and a child inherits that)."""
+    workers ignore SIGINT, and a child inherits that), SIGTERM and SIGHUP to their defaults (a CI
+    started in the background may ignore them too)."""
     work.mkdir()
     build, out, err = work / "b.duckdb", open(work / "out.txt", "w"), open(work / "err.txt", "w")
     proc = subprocess.Popen([BENCHWH_DBT, "init"], env=env_for(cache, BENCHWH_BUILD_PATH=str(build), **extra),
                             cwd=work, stdin=subprocess.PIPE, stdout=out, stderr=err,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, sigint))
+                            preexec_fn=lambda: _start_signals(sigint))
     out.close()
     err.close()
     asking = wait_until(lambda: "Enter a name for your project" in (work / "out.txt").read_text(), 120)
     assert asking, (work / "out.txt").read_text() + (work / "err.txt").read_text()
     return proc, _pid_in(build)
+
+
+def _start_signals(sigint) -> None:
+    signal.signal(signal.SIGINT, sigint)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
 
 def stop(proc: subprocess.Popen) -> None:
