@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ingest import config
 from publish.publish import exports_dir, home_lock, read_version
-from orchestration.dbt_cli import dbt_executable
+from orchestration.dbt_cli import guarded_dbt_executable
 from orchestration.resources import DBT_PROJECT_DIR, dbt_env
 
 
@@ -32,7 +32,7 @@ def generate_docs() -> Path:
         target = Path(tmp) / "target"
         env = {**dbt_env(), "BENCHWH_BUILD_PATH": str(copy)}
         proc = subprocess.run(
-            [dbt_executable(), "docs", "generate", "--static", "--project-dir", str(DBT_PROJECT_DIR),
+            [guarded_dbt_executable(), "docs", "generate", "--static", "--project-dir", str(DBT_PROJECT_DIR),
              "--profiles-dir", str(DBT_PROJECT_DIR), "--target-path", str(target), "--log-path", str(Path(tmp) / "logs"),
              "--vars", json.dumps({"build_version": version["version"], "code_revision": version["code_revision"]})],
             env=env, capture_output=True, text=True, cwd=str(config.home()))  # dbt runs in the home

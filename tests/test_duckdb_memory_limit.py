@@ -18,7 +18,7 @@ from orchestration.dbt_state import DBT_NO_TRACKING
 from publish import publish as pub
 from tests.helpers.paths import PROJECT_ROOT as PROJECT
 
-DBT = str(Path(sys.executable).parent / "dbt")
+DBT = str(Path(sys.executable).parent / "benchwh-dbt")  # dbt as the pipeline runs it
 PROFILES = PROJECT / "dbt_project" / "profiles.yml"
 SHOW_SETTINGS = ("select current_setting('memory_limit') as memory_limit, "
                  "current_setting('preserve_insertion_order') as preserve_insertion_order")
