@@ -277,6 +277,9 @@ def print_table(report: dict) -> None:
     print()
 
 
+WARM_DBT_NOTE = "dbt forked from the warm server"
+
+
 def goals(report: dict) -> list[dict]:
     """Each goal of issue 17 with the figure this run measured and PASS/MISS (replay, build and
     nightly increment are set for scale 1: at another scale the line says so)."""
@@ -296,17 +299,15 @@ def goals(report: dict) -> list[dict]:
          GOAL_STARTUP_SECONDS, False),
         ("memory", f"largest phase peak (MB, {peak['phase']})", peak["peak_mb"], GOAL_PHASE_MB, False),
     ]
-    def notes(at_scale_1: bool) -> list[str]:
-        return ([f"goal set at scale 1, measured at {scale:g}"] if at_scale_1 and scale != 1 else []) + \
-            (["dbt forked from the warm server"] if report.get("warm_dbt") else [])
-
+    warm = [WARM_DBT_NOTE] if report.get("warm_dbt") else []
     out = []
     for goal, measure, figure, limit, at_scale_1 in rows:
         ok = figure is not None and (figure < limit if goal == "memory" else figure <= limit)
         out.append({"goal": goal, "measure": measure, "figure": figure,
                     "limit": ("< " if goal == "memory" else "<= ") + f"{limit:g}",
                     "result": "PASS" if ok else "MISS",
-                    "note": "; ".join(notes(at_scale_1)) or None})
+                    "note": "; ".join(([f"goal set at scale 1, measured at {scale:g}"]
+                                       if at_scale_1 and scale != 1 else []) + warm) or None})
     return out
 
 
@@ -368,7 +369,7 @@ def main(argv: list[str] | None = None) -> int:
                     "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
                     "machine": machine(), "work": str(work), "phases": []}
     print(f"benchmark at scale {args.scale:g} in {work} (DuckDB memory limit {memory_limit}"
-          + ("; dbt forked from the warm server: not the goals' cold starts" if args.warm_dbt else "") + ")", flush=True)
+          + (f"; {WARM_DBT_NOTE}: not the goals' cold starts" if args.warm_dbt else "") + ")", flush=True)
     try:
         gen = run_phase("generate", [py, "-m", "benchmarks.generate", "--scale", str(args.scale),
                                      "--seed", str(args.seed), "--home", str(home),

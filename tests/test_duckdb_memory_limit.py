@@ -7,18 +7,18 @@ import json
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import duckdb
 import yaml
 
 from ingest import config
+from orchestration.dbt_cli import guarded_dbt_executable
 from orchestration.dbt_state import DBT_NO_TRACKING
 from publish import publish as pub
 from tests.helpers.paths import PROJECT_ROOT as PROJECT
 
-DBT = str(Path(sys.executable).parent / "benchwh-dbt")  # dbt as the pipeline runs it
+DBT = guarded_dbt_executable()  # dbt as the pipeline runs it
 PROFILES = PROJECT / "dbt_project" / "profiles.yml"
 SHOW_SETTINGS = ("select current_setting('memory_limit') as memory_limit, "
                  "current_setting('preserve_insertion_order') as preserve_insertion_order")
