@@ -277,7 +277,7 @@ def print_table(report: dict) -> None:
     print()
 
 
-WARM_DBT_NOTE = "dbt forked from the warm server"
+WARM_NOTE = "dbt and benchwh forked from their warm servers"
 
 
 def goals(report: dict) -> list[dict]:
@@ -299,7 +299,7 @@ def goals(report: dict) -> list[dict]:
          GOAL_STARTUP_SECONDS, False),
         ("memory", f"largest phase peak (MB, {peak['phase']})", peak["peak_mb"], GOAL_PHASE_MB, False),
     ]
-    warm = [WARM_DBT_NOTE] if report.get("warm_dbt") else []
+    warm = [WARM_NOTE] if report.get("warm") else []
     out = []
     for goal, measure, figure, limit, at_scale_1 in rows:
         ok = figure is not None and (figure < limit if goal == "memory" else figure <= limit)
@@ -330,9 +330,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep", action="store_true", help="keep the working folder (raw, landing, builds)")
     ap.add_argument("--engine", choices=["duckdb", "spark"], default="duckdb",
                     help="spark: also build on Spark local mode (dbt-spark) and compare with the DuckDB build")
-    ap.add_argument("--warm-dbt", action="store_true",
-                    help="let dbt fork from the warm dbt server (cli/dbt_server.py), as the tests do; the goals "
-                         "are measured without it, as a nightly refresh starts")
+    ap.add_argument("--warm", action="store_true",
+                    help="let dbt and benchwh fork from their warm servers (cli/dbt_server.py), as the tests do; "
+                         "the goals are measured without them, as a nightly refresh starts")
     args = ap.parse_args(argv)
     if not (0 < args.scale <= 10):
         print(f"benchmarks.run: --scale must be in (0, 10], got {args.scale}", file=sys.stderr)
@@ -358,18 +358,19 @@ def main(argv: list[str] | None = None) -> int:
     (work / MARKER).touch()
     home, incoming = work / "home", work / "incoming"
     # the refresh phases keep their Dagster instance in their own home
-    # every dbt starts cold, as a nightly refresh's does, unless --warm-dbt (cli/dbt_server.py)
+    # every dbt and benchwh starts cold, as a nightly refresh's does, unless --warm (cli/dbt_server.py)
+    warm = "1" if args.warm else "0"
     env = {**{k: v for k, v in os.environ.items() if k != "DAGSTER_HOME"}, "BENCHWH_HOME": str(home),
-           "PYTHONPATH": str(ROOT), "BENCHWH_DBT_SERVER": "1" if args.warm_dbt else "0"}
+           "PYTHONPATH": str(ROOT), "BENCHWH_DBT_SERVER": warm, "BENCHWH_CLI_SERVER": warm}
     py = sys.executable
     report: dict = {"scale": args.scale, "seed": args.seed,
                     "dbt_unit_tests": env.get("BENCHWH_DBT_UNIT_TESTS") == "1",
-                    "warm_dbt": args.warm_dbt,
+                    "warm": args.warm,
                     "duckdb_memory_limit": memory_limit,
                     "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
                     "machine": machine(), "work": str(work), "phases": []}
     print(f"benchmark at scale {args.scale:g} in {work} (DuckDB memory limit {memory_limit}"
-          + (f"; {WARM_DBT_NOTE}: not the goals' cold starts" if args.warm_dbt else "") + ")", flush=True)
+          + (f"; {WARM_NOTE}: not the goals' cold starts" if args.warm else "") + ")", flush=True)
     try:
         gen = run_phase("generate", [py, "-m", "benchmarks.generate", "--scale", str(args.scale),
                                      "--seed", str(args.seed), "--home", str(home),

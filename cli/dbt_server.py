@@ -1,18 +1,23 @@
-"""A warm dbt process for `benchwh-dbt` to fork from: dbt imported and patched once, not per run.
+"""Warm processes to fork from: dbt (for `benchwh-dbt`) or Dagster and pandas (for `benchwh`)
+imported once, not per run.
 
 Every dbt process spends ~4 CPU-s importing dbt, its adapters and their dataclasses before it reads
-the project (of ~15 CPU-s for a build of the offline snapshot). The first `benchwh-dbt` starts
-this server in the background and runs dbt itself; later ones hand their command line,
-environment, working folder and standard streams to the server over a Unix socket, and it forks a
-worker that runs dbt with them, as `benchwh-dbt` would have run it in its own process. The
-`benchwh-dbt` process stays as the worker's stand-in: it forwards SIGINT, SIGTERM and SIGHUP to
-the worker and exits with its status; the worker dies when that process dies (issue #12: a killed
-refresh takes its dbt with it).
+the project (of ~15 CPU-s for a build of the offline snapshot), and every `benchwh` command ~2
+CPU-s importing Dagster, its storage, pandas and pandera (a refresh with nothing new: 3.9 -> 1.8
+CPU-s). The first `benchwh-dbt` (or `benchwh`) starts this server in the background and runs
+itself; later ones hand their command line, environment, working folder and standard streams to
+the server over a Unix socket, and it forks a worker that runs them, as the caller would have run
+them in its own process. The caller stays as the worker's stand-in: it forwards SIGINT, SIGTERM and
+SIGHUP to the worker and exits with its status; the worker dies when that process dies (issue #12:
+a killed refresh takes its dbt with it).
 
-The server is one per Python, dbt install, benchwh-dbt code and process cache folder (the socket's
-name holds a hash of them: an upgrade or an edit of these modules starts a new one), accepts only
-its own user (SO_PEERCRED), runs no dbt itself, and exits after BENCHWH_DBT_SERVER_IDLE seconds
-(default 60) without a worker. BENCHWH_DBT_SERVER=0 turns it off.
+A server is one per kind, Python, installed packages, these modules' code and process cache folder
+(the socket's name holds a hash of them: an upgrade or an edit of these modules starts a new one);
+a `benchwh` server also per import path (a checkout run with `python -m cli.main` imports its own
+code) and DAGSTER_* settings. It accepts only its own user (SO_PEERCRED), runs nothing itself, and
+exits after BENCHWH_DBT_SERVER_IDLE seconds (default 60) without a worker. BENCHWH_DBT_SERVER=0
+and BENCHWH_CLI_SERVER=0 turn them off. `benchwh dev` never runs in a worker: it runs for hours
+and owns its process group.
 """
 from __future__ import annotations
 
@@ -40,20 +45,33 @@ _PACKAGES = ("dbt-core", "dbt-common", "dbt-adapters", "dbt-duckdb", "dbt-spark"
 _STREAM_ONLY_ENV = {"PYTHONUNBUFFERED", "PYTHONLEGACYWINDOWSSTDIO"}
 _FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 _PR_SET_PDEATHSIG = 1
+# what `benchwh` imports before its command runs (~2.5 CPU-s for a refresh); none of it reads
+# the environment or starts a thread at import. orchestration.dbt_cli imports dagster-dbt
+# without dbt-core (its docstring): the one module of this project the server holds.
+_CLI_MODULES = ("dagster", "dagster._core.storage.sql", "dagster._core.storage.sqlite_storage",
+                "dagster._core.storage.event_log.sqlite.sqlite_event_log", "dagster._daemon",
+                "dagster._core.storage.runs.sqlite.sqlite_run_storage",
+                "dagster._core.storage.schedules.sqlite.sqlite_schedule_storage",
+                "orchestration.dbt_cli", "pandas", "pandera.pandas", "sqlalchemy",
+                "alembic", "bs4", "requests", "duckdb", "upath", "yaml")
+_CLI_PACKAGES = ("dagster", "dagster-dbt", "pandas", "pandera", "sqlalchemy", "alembic",
+                 "beautifulsoup4", "requests", "duckdb", "universal-pathlib", "PyYAML", "numpy")
 # imported by a DuckDB build beyond dbt's CLI (~1.6 CPU-s); Spark's adapter is left to its runs
 _BUILD_MODULES = ("duckdb", "dbt.adapters.duckdb", "dbt.adapters.duckdb.impl", "dbt.adapters.sql.impl", "dbt.task.build",
                   "dbt.task.compile", "dbt.task.run", "dbt.task.seed", "dbt.task.snapshot", "dbt.task.test",
                   "dbt.parser.sql", "daff", "google.protobuf.descriptor_pb2", "_strptime")
 
 
-def wanted() -> bool:
-    return os.environ.get("BENCHWH_DBT_SERVER", "1").strip() not in ("0", "") and hasattr(os, "pidfd_open")
+def wanted(kind: str = "dbt") -> bool:
+    switch = "BENCHWH_CLI_SERVER" if kind == "cli" else "BENCHWH_DBT_SERVER"
+    return os.environ.get(switch, "1").strip() not in ("0", "") and hasattr(os, "pidfd_open")
 
 
-def server_address(cache: Path) -> str:
+def server_address(cache: Path, kind: str = "dbt") -> str:
     """An abstract Unix socket name (no file to leave behind, no path length limit), different for
     every set of code a worker would run: this Python, its PYTHON* settings (PYTHONPATH among
-    them) and locale, the installed packages dbt runs on and these modules."""
+    them) and locale, the installed packages it runs on and these modules; for `benchwh`, also
+    the import path (a checkout run with `python -m cli.main` is not the installed one)."""
     from cli.dbt_guard import installed_versions
 
     here = Path(__file__).resolve().parent
@@ -63,8 +81,17 @@ def server_address(cache: Path) -> str:
                 "env": sorted((k, v) for k, v in os.environ.items()  # read at interpreter start
                                if k.startswith(("PYTHON", "LC_")) and k not in _STREAM_ONLY_ENV or k == "LANG"),
                 "packages": installed_versions(_PACKAGES), "code": code, "cache": str(cache), "uid": os.getuid()}
+    if kind == "cli":
+        preloaded = here.parent / "orchestration" / "dbt_cli.py"
+        identity.update(kind=kind, path=_import_path(), cli_packages=installed_versions(_CLI_PACKAGES),
+                        dagster_env=sorted((k, v) for k, v in os.environ.items() if k.startswith("DAGSTER_")),
+                        cli_code=[str(preloaded), preloaded.stat().st_mtime_ns, preloaded.stat().st_size])
     digest = hashlib.sha256(json.dumps(identity, sort_keys=True, default=str).encode()).hexdigest()[:32]
-    return f"\0benchwh-dbt-{digest}"
+    return f"\0benchwh-{kind}-{digest}"
+
+
+def _import_path() -> list[str]:
+    return [os.path.abspath(entry) if entry else os.getcwd() for entry in sys.path]
 
 
 def idle_seconds() -> float:
@@ -78,22 +105,24 @@ def idle_seconds() -> float:
 
 
 # ---- the benchwh-dbt side -----------------------------------------------------------------------
-def run_in_warm_worker(cache: Path, argv: list[str]) -> int | None:
-    """dbt's exit status from a worker of the warm server; None when there is no server (one is
-    then started for the next run, and the caller runs dbt itself)."""
-    address = server_address(cache)
+def run_in_warm_worker(cache: Path, argv: list[str], kind: str = "dbt") -> int | None:
+    """The exit status of the run (dbt's, or for kind "cli" `benchwh`'s; argv then starts with
+    the program) from a worker of the warm server; None when there is no server (one is then
+    started for the next run, and the caller runs it itself)."""
+    address = server_address(cache, kind)
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         conn.connect(address)
     except OSError:
         conn.close()
-        _start_server(cache, address)
+        _start_server(cache, address, kind)
         return None
     with conn:
         # a signal this process was started ignoring (as pytest-xdist's workers start theirs for
         # SIGINT) is ignored by its worker too, as by a dbt run in this process
         ignored = [int(sig) for sig in _FORWARDED if signal.getsignal(sig) == signal.SIG_IGN]
         request = {"argv": argv, "env": dict(os.environ), "cwd": os.getcwd(), "umask": _umask(),
+                   "main_file": getattr(sys.modules["__main__"], "__file__", None),
                    "client_pid": os.getpid(), "ignored_signals": ignored,
                    "stdio": [[s.encoding, s.errors] if s is not None else None
                              for s in (sys.stdin, sys.stdout, sys.stderr)]}
@@ -117,8 +146,8 @@ def run_in_warm_worker(cache: Path, argv: list[str]) -> int | None:
             done = None
         if not done or "status" not in done:
             _signal_quietly(worker, signal.SIGKILL)
-            print("benchwh-dbt: the warm dbt server stopped while dbt ran; dbt was stopped",
-                  file=sys.stderr)
+            print(f"{'benchwh' if kind == 'cli' else 'benchwh-dbt'}: the warm {kind} server stopped while "
+                  f"{'the command' if kind == 'cli' else 'dbt'} ran; it was stopped", file=sys.stderr)
             return 1
         status = int(done["status"])
         if status < 0:  # the worker died of a signal: so does its stand-in, as one process would
@@ -143,29 +172,35 @@ def _umask() -> int:
     return mask
 
 
-def _start_server(cache: Path, address: str) -> None:
+def _start_server(cache: Path, address: str, kind: str = "dbt") -> None:
     """In the background, in its own session, holding none of this process's files or pipes; on
-    the address this process worked out (the server's own sys.path differs from a script's)."""
+    the address this process worked out (the server's own sys.path differs from a script's). A
+    `benchwh` server imports from where this process does."""
     env = {k: v for k, v in os.environ.items() if k != "BENCHWH_PARENT_PID"}
+    args = [str(cache), address[1:]]
+    if kind == "cli":
+        env["PYTHONPATH"] = os.pathsep.join(_import_path())
+        args.append(kind)
     with contextlib.suppress(OSError):
-        subprocess.Popen([sys.executable, "-P", "-m", "cli.dbt_server", str(cache), address[1:]], env=env, cwd="/",
+        subprocess.Popen([sys.executable, "-P", "-m", "cli.dbt_server", *args], env=env, cwd="/",
                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                          start_new_session=True, close_fds=True)
 
 
 # ---- the server ---------------------------------------------------------------------------------
-def serve(cache: Path, address: str) -> None:
+def serve(cache: Path, address: str, kind: str = "dbt") -> None:
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         listener.bind(address)
     except OSError:
         return  # another server for the same code started first
-    from cli import dbt_guard
+    if kind == "cli":
+        _preload(_CLI_MODULES)
+    else:
+        from cli import dbt_guard
 
-    dbt_guard.prepare_dbt(cache)  # imports dbt and patches it, as each benchwh-dbt run would
-    for module in _BUILD_MODULES:  # what a build imports after that
-        with contextlib.suppress(ImportError):
-            importlib.import_module(module)
+        dbt_guard.prepare_dbt(cache)  # imports dbt and patches it, as each benchwh-dbt run would
+        _preload(_BUILD_MODULES)  # what a build imports after that
     gc.freeze()
     listener.listen(16)
     idle_s = idle_seconds()
@@ -176,7 +211,7 @@ def serve(cache: Path, address: str) -> None:
     while running or time.monotonic() - last_seen < idle_s:
         for key, _ in selector.select(timeout=min(idle_s, 30.0)):
             if key.data is None:
-                started = _accept(listener, selector, running)
+                started = _accept(listener, selector, running, kind)
                 if started:
                     pidfd, pid, conn = started
                     running[pidfd] = (pid, conn)
@@ -191,7 +226,13 @@ def serve(cache: Path, address: str) -> None:
             last_seen = time.monotonic()
 
 
-def _accept(listener: socket.socket, selector, running: dict) -> tuple[int, int, socket.socket] | None:
+def _preload(modules: tuple[str, ...]) -> None:
+    for module in modules:
+        with contextlib.suppress(ImportError):
+            importlib.import_module(module)
+
+
+def _accept(listener: socket.socket, selector, running: dict, kind: str) -> tuple[int, int, socket.socket] | None:
     conn, _ = listener.accept()
     fds: list[int] = []
     try:
@@ -200,8 +241,8 @@ def _accept(listener: socket.socket, selector, running: dict) -> tuple[int, int,
         if uid != os.getuid():
             raise PermissionError("another user")
         msg, ancdata, _, _ = conn.recvmsg(4, socket.CMSG_SPACE(3 * 4))
-        for level, kind, data in ancdata:
-            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+        for level, message_type, data in ancdata:
+            if level == socket.SOL_SOCKET and message_type == socket.SCM_RIGHTS:
                 fds += struct.unpack(f"{len(data) // 4}i", data[:len(data) - len(data) % 4])
         (length,) = struct.unpack("!I", msg)
         body = b""
@@ -234,7 +275,7 @@ def _accept(listener: socket.socket, selector, running: dict) -> tuple[int, int,
             for other_pidfd, (_, other) in running.items():  # other runs' ends: theirs to close
                 os.close(other_pidfd)
                 other.close()
-            code = _run_worker(request, fds, conn)
+            code = _run_worker(request, fds, conn, kind)
         finally:
             os._exit(code)
     for fd in fds:
@@ -246,7 +287,7 @@ def _accept(listener: socket.socket, selector, running: dict) -> tuple[int, int,
     return pidfd, pid, conn
 
 
-def _run_worker(request: dict, fds: list[int], conn: socket.socket) -> int:
+def _run_worker(request: dict, fds: list[int], conn: socket.socket, kind: str) -> int:
     import ctypes
     import io
 
@@ -287,12 +328,26 @@ def _run_worker(request: dict, fds: list[int], conn: socket.socket) -> int:
             signal.signal(sig, signal.SIG_IGN)
         else:
             signal.signal(sig, signal.default_int_handler if sig == signal.SIGINT else signal.SIG_DFL)
-    sys.argv = ["benchwh-dbt", *request["argv"]]
-    sys.modules["__main__"].__package__ = None  # click names the program from argv[0], not `-m cli.dbt_server`
-    from cli import dbt_guard
+    if kind == "cli":
+        import types
 
+        # as a console script's: multiprocessing's children re-import __main__ from its file
+        main = types.ModuleType("__main__")
+        main.__file__ = request["main_file"]
+        sys.modules["__main__"] = main
+        sys.argv = list(request["argv"])
+    else:
+        sys.argv = ["benchwh-dbt", *request["argv"]]
+        sys.modules["__main__"].__package__ = None  # click names the program from argv[0], not `-m cli.dbt_server`
     try:
-        dbt_guard.run_dbt(prepared=True)
+        if kind == "cli":
+            from cli.main import run_here
+
+            run_here()
+        else:
+            from cli import dbt_guard
+
+            dbt_guard.run_dbt(prepared=True)
         code = 0
     except SystemExit as done:
         code = _exit_code(done.code)
@@ -327,4 +382,4 @@ def _die_with(client_pidfd: int) -> None:
 
 
 if __name__ == "__main__":
-    serve(Path(sys.argv[1]), "\0" + sys.argv[2])
+    serve(Path(sys.argv[1]), "\0" + sys.argv[2], *sys.argv[3:4])

@@ -68,7 +68,7 @@ def test_benchwh_exits_through_it_and_main_alone_does_not(tmp_path, monkeypatch)
         sys.argv = ["benchwh", "rollback", "no-such-version"]
         from cli.main import run
         run()
-    """, BENCHWH_HOME=str(tmp_path / "home"))
+    """, BENCHWH_HOME=str(tmp_path / "home"), BENCHWH_CLI_SERVER="0")  # here, not in a warm server's worker
     assert proc.returncode == 2, proc.stderr  # the command's own code: a usage mistake
     assert "frozen at exit: True" in proc.stdout
 
@@ -130,7 +130,7 @@ def test_a_refresh_loads_the_pipeline_with_the_collector_paused_then_frozen(tmp_
         sys.argv = ["benchwh", "refresh", "--no-fetch"]
         from cli.main import run
         run()
-    """, BENCHWH_HOME=str(tmp_path / "home"))
+    """, BENCHWH_HOME=str(tmp_path / "home"), BENCHWH_CLI_SERVER="0")  # here, not in a warm server's worker
     assert proc.returncode == 7, proc.stderr
     assert "paused: True definitions: True" in proc.stdout
     assert "frozen after: True collecting again: True" in proc.stdout

@@ -7,6 +7,7 @@ import signal
 import socket
 import subprocess
 import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -15,6 +16,7 @@ import pytest
 from tests.helpers.paths import PROJECT_ROOT
 
 BENCHWH_DBT = str(Path(sys.executable).parent / "benchwh-dbt")
+BENCHWH = str(Path(sys.executable).parent / "benchwh")
 PROJECT = PROJECT_ROOT / "dbt_project"
 
 
@@ -258,3 +260,88 @@ def test_an_idle_time_that_is_no_positive_number_is_the_default(monkeypatch):
                           ("-3", IDLE_S_DEFAULT), ("", IDLE_S_DEFAULT)):
         monkeypatch.setenv("BENCHWH_DBT_SERVER_IDLE", text)
         assert idle_seconds() == seconds, text
+
+
+# ---- the same server for `benchwh` itself (kind "cli") --------------------------------------------
+def benchwh_here_or_in_worker(cache: Path, home: Path, *args: str, **extra: str) -> subprocess.CompletedProcess:
+    """`benchwh args` as the program runs it, printing on its last line whether a warm server's
+    worker ran the command (cli.main._run_in_warm_worker gave its status) or this process did."""
+    code = textwrap.dedent("""
+        import sys
+        from cli import main
+        sys.argv = ["benchwh", *sys.argv[1:]]
+        status = main._run_in_warm_worker()
+        if status is None:
+            try:
+                main.run_here()
+            except SystemExit as done:
+                status = done.code
+            where = "here"
+        else:
+            where = "worker"
+        sys.stdout.flush()
+        print("ran", where)
+        sys.exit(status)
+    """)
+    return subprocess.run([sys.executable, "-c", code, *args], env=env_for(cache, BENCHWH_HOME=str(home), **extra),
+                          capture_output=True, text=True, timeout=300, cwd=PROJECT_ROOT)
+
+
+def cli_address(cache: Path, cwd: Path = PROJECT_ROOT, **extra: str) -> str:
+    """The benchwh server address a `python -c` in `cwd` works out (its import path starts there)."""
+    code = "from pathlib import Path; import sys; from cli.dbt_server import server_address;" \
+           "sys.stdout.write(server_address(Path(sys.argv[1]), 'cli')[1:])"
+    done = subprocess.run([sys.executable, "-c", code, str(cache)], env=env_for(cache, **extra),
+                          capture_output=True, text=True, check=True, cwd=cwd)
+    return "\0" + done.stdout
+
+
+def test_benchwh_commands_run_in_a_worker_of_the_warm_server_with_the_same_output(cache, tmp_path):
+    home = tmp_path / "home"
+    first = benchwh_here_or_in_worker(cache, home, "rollback", "no-such-version")
+    assert first.stdout.endswith("ran here\n")  # no server yet: one is started for the next command
+    where = cli_address(cache)
+    assert wait_until(lambda: _listening(where), timeout=120), "the warm benchwh server never listened"
+
+    second = benchwh_here_or_in_worker(cache, home, "rollback", "no-such-version")
+    assert second.stdout.endswith("ran worker\n")
+    # the command's exit code and its one line on standard error, as in its own process
+    assert (second.returncode, second.stderr) == (first.returncode, first.stderr) == (
+        2, "benchwh: no published versions in history/ to roll back to\n")
+    off = benchwh_here_or_in_worker(cache, home, "rollback", "no-such-version", BENCHWH_CLI_SERVER="0")
+    assert off.stdout.endswith("ran here\n") and off.stderr == first.stderr
+
+    # the real program: a usage mistake and a command with output, through the worker
+    env = env_for(cache, BENCHWH_HOME=str(home))
+    usage = subprocess.run([BENCHWH, "no-such-command"], env=env, capture_output=True, text=True)
+    assert usage.returncode == 2 and "invalid choice: 'no-such-command'" in usage.stderr
+    listed = subprocess.run([BENCHWH, "sources", "list"], env=env, capture_output=True, text=True)
+    assert listed.returncode == 0 and "localscore" in listed.stdout, listed.stderr
+
+
+def test_dev_and_the_switch_keep_the_command_in_its_own_process(cache, tmp_path):
+    home = tmp_path / "home"
+    benchwh_here_or_in_worker(cache, home, "status")
+    assert wait_until(lambda: _listening(cli_address(cache)), timeout=120)
+    # `dev` runs for hours and owns its process group: never a worker's (--help: it stops at once)
+    dev = benchwh_here_or_in_worker(cache, home, "dev", "--help")
+    assert dev.returncode == 0 and dev.stdout.endswith("ran here\n")
+    off = benchwh_here_or_in_worker(cache, home, "status", BENCHWH_CLI_SERVER="0")
+    assert off.returncode == 0 and off.stdout.endswith("ran here\n")
+
+
+def test_the_benchwh_address_names_the_import_path(tmp_path):
+    cache = tmp_path / "cache"
+    assert cli_address(cache) == cli_address(cache) != address(cache)  # a server of its own kind
+    # `python -m cli.main` imports from where it runs: another folder, another server
+    (tmp_path / "elsewhere").mkdir()
+    assert cli_address(cache, cwd=tmp_path / "elsewhere") != cli_address(cache)
+
+
+def _listening(where: str) -> bool:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+        try:
+            probe.connect(where)
+            return True
+        except OSError:
+            return False
