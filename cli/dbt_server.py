@@ -91,7 +91,10 @@ def server_address(cache: Path, kind: str = "dbt") -> str:
 
 
 def _import_path() -> list[str]:
-    return [os.path.abspath(entry) if entry else os.getcwd() for entry in sys.path]
+    """sys.path with its folders made absolute ('' is the working folder); entries that are no
+    folder stay as they are (an editable install's path hook marker is relative to nothing)."""
+    return [os.getcwd() if not entry else os.path.abspath(entry) if os.path.isdir(entry) else entry
+            for entry in sys.path]
 
 
 def idle_seconds() -> float:

@@ -319,10 +319,23 @@ def test_benchwh_commands_run_in_a_worker_of_the_warm_server_with_the_same_outpu
     assert listed.returncode == 0 and "localscore" in listed.stdout, listed.stderr
 
 
+def cli_servers(cache: Path) -> list[int]:
+    """benchwh servers (and their workers: the same command line) for this test's folder."""
+    return [pid for pid in server_pids(cache) if Path(f"/proc/{pid}/cmdline").read_bytes().endswith(b"\0cli\0")]
+
+
 def test_dev_and_the_switch_keep_the_command_in_its_own_process(cache, tmp_path):
     home = tmp_path / "home"
     benchwh_here_or_in_worker(cache, home, "status")
     assert wait_until(lambda: _listening(cli_address(cache)), timeout=120)
+    # the program run from anywhere is one server (its import path names no working folder)
+    env = env_for(cache, BENCHWH_HOME=str(home))
+    program = cli_address(cache, cwd=Path(BENCHWH).parent)  # its import path starts at its folder
+    assert subprocess.run([BENCHWH, "status"], env=env, cwd=tmp_path, capture_output=True).returncode == 0
+    assert wait_until(lambda: _listening(program), timeout=120)
+    servers = cli_servers(cache)
+    assert subprocess.run([BENCHWH, "status"], env=env, cwd="/", capture_output=True).returncode == 0
+    assert cli_servers(cache) == servers  # a worker of that server ran it: no other server started
     # `dev` runs for hours and owns its process group: never a worker's (--help: it stops at once)
     dev = benchwh_here_or_in_worker(cache, home, "dev", "--help")
     assert dev.returncode == 0 and dev.stdout.endswith("ran here\n")
