@@ -80,10 +80,12 @@ def server_address(cache: Path, kind: str = "dbt") -> str:
     identity = {"python": os.path.realpath(sys.executable), "version": sys.version,
                 "env": sorted((k, v) for k, v in os.environ.items()  # read at interpreter start
                                if k.startswith(("PYTHON", "LC_")) and k not in _STREAM_ONLY_ENV or k == "LANG"),
-                "packages": installed_versions(_PACKAGES), "code": code, "cache": str(cache), "uid": os.getuid()}
+                # what the server imports: every `benchwh` command works this key out
+                "packages": installed_versions(_CLI_PACKAGES if kind == "cli" else _PACKAGES),
+                "code": code, "cache": str(cache), "uid": os.getuid()}
     if kind == "cli":
         preloaded = here.parent / "orchestration" / "dbt_cli.py"
-        identity.update(kind=kind, path=_import_path(), cli_packages=installed_versions(_CLI_PACKAGES),
+        identity.update(kind=kind, path=_import_path(),
                         dagster_env=sorted((k, v) for k, v in os.environ.items() if k.startswith("DAGSTER_")),
                         cli_code=[str(preloaded), preloaded.stat().st_mtime_ns, preloaded.stat().st_size])
     digest = hashlib.sha256(json.dumps(identity, sort_keys=True, default=str).encode()).hexdigest()[:32]

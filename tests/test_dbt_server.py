@@ -48,7 +48,8 @@ def _pid_in(build: Path) -> int | None:
     return int(pid_file.read_text()) if pid_file.exists() else None
 
 
-def server_pids(cache: Path) -> list[int]:
+def server_pids(cache: Path, kind: str | None = None) -> list[int]:
+    """Servers (and their workers: the same command line) for this folder; of one kind if given."""
     found = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
@@ -56,31 +57,34 @@ def server_pids(cache: Path) -> list[int]:
                 cmdline = (entry / "cmdline").read_bytes().split(b"\0")
             except OSError:
                 continue
-            if b"cli.dbt_server" in cmdline and str(cache).encode() in cmdline:
+            if b"cli.dbt_server" in cmdline and str(cache).encode() in cmdline and (
+                    kind is None or (cmdline[-2] == b"cli") == (kind == "cli")):
                 found.append(int(entry.name))
     return found
 
 
-def address(cache: Path, **extra: str) -> str:
-    """The server address a benchwh-dbt with this environment works out."""
+def address(cache: Path, kind: str = "dbt", cwd: Path = PROJECT_ROOT, **extra: str) -> str:
+    """The server address a benchwh-dbt (or for kind "cli" a `python -c` running benchwh in `cwd`:
+    its import path starts there) with this environment works out."""
     code = "from pathlib import Path; import sys; from cli.dbt_server import server_address;" \
-           "sys.stdout.write(server_address(Path(sys.argv[1]))[1:])"
-    done = subprocess.run([sys.executable, "-c", code, str(cache)], env=env_for(cache, **extra),
-                          capture_output=True, text=True, check=True)
+           "sys.stdout.write(server_address(Path(sys.argv[1]), sys.argv[2])[1:])"
+    done = subprocess.run([sys.executable, "-c", code, str(cache), kind], env=env_for(cache, **extra),
+                          capture_output=True, text=True, check=True, cwd=cwd)
     return "\0" + done.stdout
 
 
-def wait_for_server(cache: Path, timeout: float = 120) -> None:
-    where = address(cache)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
-            try:
-                probe.connect(where)
-                return
-            except OSError:
-                time.sleep(0.2)
-    raise AssertionError("the warm dbt server never listened")
+def listening(where: str) -> bool:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+        try:
+            probe.connect(where)
+            return True
+        except OSError:
+            return False
+
+
+def wait_for_server(cache: Path, kind: str = "dbt", timeout: float = 120, **at) -> None:
+    where = address(cache, kind, **at)
+    assert wait_until(lambda: listening(where), timeout), f"the warm {kind} server never listened"
 
 
 def alive(pid: int) -> bool:
@@ -287,21 +291,11 @@ def benchwh_here_or_in_worker(cache: Path, home: Path, *args: str, **extra: str)
                           capture_output=True, text=True, timeout=300, cwd=PROJECT_ROOT)
 
 
-def cli_address(cache: Path, cwd: Path = PROJECT_ROOT, **extra: str) -> str:
-    """The benchwh server address a `python -c` in `cwd` works out (its import path starts there)."""
-    code = "from pathlib import Path; import sys; from cli.dbt_server import server_address;" \
-           "sys.stdout.write(server_address(Path(sys.argv[1]), 'cli')[1:])"
-    done = subprocess.run([sys.executable, "-c", code, str(cache)], env=env_for(cache, **extra),
-                          capture_output=True, text=True, check=True, cwd=cwd)
-    return "\0" + done.stdout
-
-
 def test_benchwh_commands_run_in_a_worker_of_the_warm_server_with_the_same_output(cache, tmp_path):
     home = tmp_path / "home"
     first = benchwh_here_or_in_worker(cache, home, "rollback", "no-such-version")
     assert first.stdout.endswith("ran here\n")  # no server yet: one is started for the next command
-    where = cli_address(cache)
-    assert wait_until(lambda: _listening(where), timeout=120), "the warm benchwh server never listened"
+    wait_for_server(cache, "cli")
 
     second = benchwh_here_or_in_worker(cache, home, "rollback", "no-such-version")
     assert second.stdout.endswith("ran worker\n")
@@ -319,23 +313,17 @@ def test_benchwh_commands_run_in_a_worker_of_the_warm_server_with_the_same_outpu
     assert listed.returncode == 0 and "localscore" in listed.stdout, listed.stderr
 
 
-def cli_servers(cache: Path) -> list[int]:
-    """benchwh servers (and their workers: the same command line) for this test's folder."""
-    return [pid for pid in server_pids(cache) if Path(f"/proc/{pid}/cmdline").read_bytes().endswith(b"\0cli\0")]
-
-
 def test_dev_and_the_switch_keep_the_command_in_its_own_process(cache, tmp_path):
     home = tmp_path / "home"
     benchwh_here_or_in_worker(cache, home, "status")
-    assert wait_until(lambda: _listening(cli_address(cache)), timeout=120)
+    wait_for_server(cache, "cli")
     # the program run from anywhere is one server (its import path names no working folder)
     env = env_for(cache, BENCHWH_HOME=str(home))
-    program = cli_address(cache, cwd=Path(BENCHWH).parent)  # its import path starts at its folder
     assert subprocess.run([BENCHWH, "status"], env=env, cwd=tmp_path, capture_output=True).returncode == 0
-    assert wait_until(lambda: _listening(program), timeout=120)
-    servers = cli_servers(cache)
+    wait_for_server(cache, "cli", cwd=Path(BENCHWH).parent)  # its import path starts at its folder
+    servers = server_pids(cache, "cli")
     assert subprocess.run([BENCHWH, "status"], env=env, cwd="/", capture_output=True).returncode == 0
-    assert cli_servers(cache) == servers  # a worker of that server ran it: no other server started
+    assert server_pids(cache, "cli") == servers  # a worker of that server ran it: no other server started
     # `dev` runs for hours and owns its process group: never a worker's (--help: it stops at once)
     dev = benchwh_here_or_in_worker(cache, home, "dev", "--help")
     assert dev.returncode == 0 and dev.stdout.endswith("ran here\n")
@@ -345,16 +333,7 @@ def test_dev_and_the_switch_keep_the_command_in_its_own_process(cache, tmp_path)
 
 def test_the_benchwh_address_names_the_import_path(tmp_path):
     cache = tmp_path / "cache"
-    assert cli_address(cache) == cli_address(cache) != address(cache)  # a server of its own kind
+    assert address(cache, "cli") == address(cache, "cli") != address(cache)  # a server of its own kind
     # `python -m cli.main` imports from where it runs: another folder, another server
     (tmp_path / "elsewhere").mkdir()
-    assert cli_address(cache, cwd=tmp_path / "elsewhere") != cli_address(cache)
-
-
-def _listening(where: str) -> bool:
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
-        try:
-            probe.connect(where)
-            return True
-        except OSError:
-            return False
+    assert address(cache, "cli", cwd=tmp_path / "elsewhere") != address(cache, "cli")
