@@ -8,8 +8,8 @@ CPU-s). The first `benchwh-dbt` (or `benchwh`) starts this server in the backgro
 itself; later ones hand their command line, environment, working folder and standard streams to
 the server over a Unix socket, and it forks a worker that runs them, as the caller would have run
 them in its own process. The caller stays as the worker's stand-in: it forwards SIGINT, SIGTERM and
-SIGHUP to the worker and exits with its status; the worker dies when that process dies (issue #12:
-a killed refresh takes its dbt with it).
+SIGHUP to the worker, stops and continues it with itself (Ctrl-Z, `fg`), and exits with its
+status; the worker dies when that process dies (issue #12: a killed refresh takes its dbt with it).
 
 A server is one per kind, Python, installed packages, these modules' code and process cache folder
 (the socket's name holds a hash of them: an upgrade or an edit of these modules starts a new one);
@@ -145,6 +145,8 @@ def run_in_warm_worker(cache: Path, argv: list[str], kind: str = "dbt") -> int |
         for sig in _FORWARDED:
             if int(sig) not in ignored:
                 signal.signal(sig, lambda signum, frame: _signal_quietly(worker, signum))
+        if signal.getsignal(signal.SIGTSTP) == signal.SIG_DFL:
+            signal.signal(signal.SIGTSTP, lambda signum, frame: _stop_with(worker))
         try:
             done = json.loads(replies.readline() or b"null")
         except OSError:
@@ -158,6 +160,17 @@ def run_in_warm_worker(cache: Path, argv: list[str], kind: str = "dbt") -> int |
         if status < 0:  # the worker died of a signal: so does its stand-in, as one process would
             _die_of(-status)
         return status if status >= 0 else 128 - status
+
+
+def _stop_with(worker: int) -> None:
+    """Ctrl-Z: the worker stops with its stand-in and goes on when the shell continues the stand-in
+    (`fg`, `bg`). SIGSTOP, not SIGTSTP: the worker's process group is the server's, which no
+    terminal controls, and Linux discards a SIGTSTP sent to such an orphaned group."""
+    _signal_quietly(worker, signal.SIGSTOP)
+    signal.signal(signal.SIGTSTP, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGTSTP)  # stopped here until SIGCONT
+    signal.signal(signal.SIGTSTP, lambda signum, frame: _stop_with(worker))
+    _signal_quietly(worker, signal.SIGCONT)
 
 
 def _die_of(signum: int) -> None:

@@ -205,6 +205,68 @@ def test_a_signal_the_caller_ignores_is_ignored_by_its_worker_as_in_one_process(
             stop(proc)
 
 
+def test_ctrl_z_stops_the_worker_with_its_stand_in_and_fg_continues_both(cache, tmp_path):
+    """A shell's Ctrl-Z and `fg` as on one process: the run stops and goes on, then ends as before."""
+    benchwh_dbt(cache, "--help", build=tmp_path / "warm.duckdb")
+    wait_for_server(cache)
+    statuses = {}
+    for name, extra in (("here", {"BENCHWH_DBT_SERVER": "0"}), ("worker", {})):
+        proc, runner = start_waiting_dbt(cache, tmp_path / name, **extra)
+        try:
+            assert (runner != proc.pid) == (name == "worker")
+            proc.send_signal(signal.SIGTSTP)
+            assert wait_until(lambda: process_state(proc.pid) == process_state(runner) == "T", 30), name
+            time.sleep(0.5)  # and stays stopped
+            assert process_state(runner) == "T", name
+            proc.send_signal(signal.SIGCONT)
+            assert wait_until(lambda: "T" not in (process_state(proc.pid), process_state(runner)), 30), name
+            proc.send_signal(signal.SIGINT)  # the same run, still waiting at its prompt
+            statuses[name] = proc.wait(timeout=60)
+            assert wait_until(lambda: not alive(runner), 60)
+        finally:
+            stop(proc)
+    assert statuses["worker"] == statuses["here"] > 0, statuses
+
+
+def process_state(pid: int) -> str:
+    """/proc's one-letter state of `pid` (T: stopped by a signal); "" once it is gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return ""
+    return stat[stat.rindex(")") + 2]
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="connecting as another user needs root")
+def test_the_server_serves_only_its_own_user(cache, tmp_path):
+    """A process of another user that reaches the socket gets no worker (SO_PEERCRED): its
+    request is refused before a fork, and the caller would run dbt itself."""
+    benchwh_dbt(cache, "--help", build=tmp_path / "warm.duckdb")
+    wait_for_server(cache)
+    # imports first, then the user: another user cannot read this interpreter's files
+    code = textwrap.dedent("""
+        import os, sys
+        from pathlib import Path
+        import cli.dbt_server as server
+        where = "\\0" + sys.argv[1]
+        server.server_address = lambda cache, kind="dbt": where
+        server._start_server = lambda *args: None
+        if sys.argv[2] != "root":
+            os.setgid(65534)
+            os.setuid(65534)
+        status = server.run_in_warm_worker(Path(sys.argv[3]), ["--help"])
+        print("status", status, file=sys.stderr)
+    """)
+    outcome = {}
+    for user in ("root", "nobody"):
+        done = subprocess.run([sys.executable, "-c", code, address(cache)[1:], user, str(cache)], cwd=PROJECT_ROOT,
+                              env=env_for(cache, BENCHWH_BUILD_PATH=str(tmp_path / f"{user}.duckdb")),
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr[-2000:]
+        outcome[user] = (done.stderr.strip().splitlines()[-1], "Usage: dbt" in done.stdout)
+    assert outcome == {"root": ("status 0", True), "nobody": ("status None", False)}
+
+
 def signal_mask(pid: int, field: str) -> int:
     """One of /proc's signal masks of `pid` (SigIgn: ignored, SigCgt: caught)."""
     line = next(l for l in Path(f"/proc/{pid}/status").read_text().splitlines() if l.startswith(f"{field}:"))
