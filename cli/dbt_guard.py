@@ -180,14 +180,10 @@ def process_cache_dir() -> Path | None:
 def _write_quietly(path: Path, body: bytes) -> None:
     """Temporary name then rename (another process may write the same entry); a read-only or full
     disk only means the next process works it out again."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_bytes(body)
-        os.replace(tmp, path)
-    except OSError:
-        with contextlib.suppress(OSError):
-            tmp.unlink(missing_ok=True)
+    from ingest.files import write_atomically
+
+    with contextlib.suppress(OSError):
+        write_atomically(path, body)
 
 
 @functools.cache

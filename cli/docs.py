@@ -3,13 +3,13 @@ lineage) generated against a copy of the published file, written to exports/docs
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import tempfile
 from pathlib import Path
 
 from ingest import config
+from ingest.files import write_atomically
 from publish.publish import exports_dir, home_lock, read_version
 from orchestration.dbt_cli import guarded_dbt_executable
 from orchestration.resources import DBT_PROJECT_DIR, dbt_env
@@ -59,6 +59,4 @@ def _point_manifest_to_docs(version: str) -> None:
         return
     manifest = json.loads(path.read_text())
     manifest["docs"] = {"path": "docs/index.html", "generated_for": version}
-    tmp = path.with_name(".manifest.json.tmp")
-    tmp.write_text(json.dumps(manifest, indent=2, sort_keys=True, default=str))
-    os.replace(tmp, path)
+    write_atomically(path, json.dumps(manifest, indent=2, sort_keys=True, default=str))

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Iterator, Mapping
 
 from ingest.file_memo import file_stamp, keep, kept
+from ingest.files import write_atomically
 
 
 @dataclass(frozen=True)
@@ -109,11 +110,7 @@ class RawStore:
         else:
             day = parse_iso(fetched_at)
             rel = f"{source}/{day:%Y/%m/%d}/{digest}.{ext}"
-            target = self.root / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            tmp = target.with_suffix(target.suffix + f".tmp{os.getpid()}")
-            tmp.write_bytes(body)
-            os.replace(tmp, target)
+            write_atomically(self.root / rel, body)
             is_new = True
         entry = RawEntry(
             source=source, url=url, fetched_at=fetched_at, status=status, sha256=digest,
@@ -180,10 +177,8 @@ class RawStore:
         removed = len(entries) - len(kept)
         if not removed:
             return 0
-        path = self.manifest_path(source)
-        tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-        tmp.write_text("".join(json.dumps(asdict(e), sort_keys=True) + "\n" for e in kept), encoding="utf-8")
-        os.replace(tmp, path)
+        write_atomically(self.manifest_path(source),
+                         "".join(json.dumps(asdict(e), sort_keys=True) + "\n" for e in kept))
         # blobs that lines of an open batch (not yet in the manifest file) point to stay too
         pending = {json.loads(line)["path"] for line in (self._pending_lines or {}).get(source, [])}
         still_used = {e.path for e in kept} | pending

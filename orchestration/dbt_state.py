@@ -25,6 +25,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ingest import config
+from ingest.files import write_atomically
 
 PARSE_STATE = "partial_parse.msgpack"
 BUILDING = "building.duckdb"
@@ -79,9 +80,7 @@ PARSED_IN = "parsed-in"
 
 def mark_parse(state: Path) -> None:
     """Name this checkout's dbt project as where the parse state in `state` was made."""
-    tmp = state / f".{PARSED_IN}.tmp{os.getpid()}"
-    tmp.write_text(f"{config.dbt_project_dir()}\n")
-    os.replace(tmp, state / PARSED_IN)
+    write_atomically(state / PARSED_IN, f"{config.dbt_project_dir()}\n")
 
 
 def parsed_here(state: Path) -> bool:

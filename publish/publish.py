@@ -18,8 +18,9 @@ from typing import Callable, Iterator
 import duckdb
 
 from ingest import config
-from publish.verify import (DamagedFile, copy_verified, disk_error, fault, fsync_dir, index_path, load_index,
-                                  pid_alive, record_in_index, record_inputs, write_atomically)
+from ingest.files import fsync_dir, write_atomically
+from publish.verify import (DamagedFile, copy_verified, disk_error, fault, index_path, load_index, pid_alive,
+                            record_in_index, record_inputs)
 
 PUBLISHED_SCHEMAS = ("marts", "site", "audit")
 EXPORTED_SCHEMAS = ("marts", "site")  # audit stays in the file only
@@ -182,7 +183,7 @@ def prune_history(keep: int = HISTORY_KEEP) -> None:
     index = load_index()
     if any(v not in {p.stem for p in files[-keep:]} for v in index):
         kept = {v: e for v, e in index.items() if v in {p.stem for p in files[-keep:]}}
-        write_atomically(index_path(), (json.dumps({"versions": kept}, indent=2, sort_keys=True) + "\n").encode())
+        write_atomically(index_path(), json.dumps({"versions": kept}, indent=2, sort_keys=True) + "\n", durable=True)
 
 
 def list_history() -> list[str]:
@@ -229,9 +230,8 @@ def write_exports(published: Path, inventory: dict, version: dict, sources_meta:
     }
     if (out / "docs" / "index.html").exists():
         manifest["docs"] = _docs_entry(out)
-    tmp = out / ".manifest.json.tmp"
-    tmp.write_text(json.dumps(manifest, indent=2, sort_keys=True, default=str))  # diff keys hold dates
-    os.replace(tmp, out / "manifest.json")
+    # diff keys hold dates
+    write_atomically(out / "manifest.json", json.dumps(manifest, indent=2, sort_keys=True, default=str))
 
 
 def _docs_entry(out: Path) -> dict:

@@ -20,6 +20,7 @@ from typing import Callable
 import duckdb
 
 from ingest import config
+from ingest.files import fsync_dir, tmp_name, write_atomically
 from ingest.raw_store import file_sha256
 
 # temporary names this project writes: `<name>.tmp<pid>` and `.rollback-<version>.tmp<pid>`
@@ -76,7 +77,7 @@ def record_in_index(version: str, sha256: str, size: int, tables: int, inputs: s
         versions[version]["inputs"] = inputs  # publish/inputs.py: what this version was built from
     keep = {p.stem for p in (config.home() / "history").glob("*.duckdb")} | {version}
     versions = {v: e for v, e in versions.items() if v in keep}
-    write_atomically(index_path(), (json.dumps({"versions": versions}, indent=2, sort_keys=True) + "\n").encode())
+    write_atomically(index_path(), json.dumps({"versions": versions}, indent=2, sort_keys=True) + "\n", durable=True)
 
 
 def record_inputs(version: str, inputs: str) -> None:
@@ -84,7 +85,7 @@ def record_inputs(version: str, inputs: str) -> None:
     versions = load_index()
     if version in versions and versions[version].get("inputs") != inputs:
         versions[version]["inputs"] = inputs
-        write_atomically(index_path(), (json.dumps({"versions": versions}, indent=2, sort_keys=True) + "\n").encode())
+        write_atomically(index_path(), json.dumps({"versions": versions}, indent=2, sort_keys=True) + "\n", durable=True)
 
 
 def version_of_sha(sha256: str) -> str | None:
@@ -92,33 +93,6 @@ def version_of_sha(sha256: str) -> str | None:
 
 
 # -- writing without ever leaving a torn file under a final name ----------------------------
-
-def tmp_name(final: Path) -> Path:
-    return final.with_name(f".{final.name}.tmp{os.getpid()}")
-
-
-def fsync_dir(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def write_atomically(final: Path, body: bytes) -> None:
-    final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = tmp_name(final)
-    try:
-        with open(tmp, "wb") as fh:
-            fh.write(body)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, final)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    fsync_dir(final.parent)
-
 
 def copy_verified(source: Path, final: Path, expect_sha256: str | None = None,
                   fault_point: str | None = None) -> tuple[str, int]:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from ingest.files import write_atomically
 from ingest.measure import machine as machine_probe
 from ingest.measure import protocols, text
 from ingest.measure import recall as recall_walk
@@ -139,13 +140,6 @@ def _engine_section(opts: BenchOptions, client: ChatClient, fingerprint: str | N
 
 def default_out(submission_id: str) -> Path:
     return Path(f"run-{submission_id}.json")
-
-
-def write_atomically(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
 
 
 def run_bench(opts: BenchOptions, log: Callable[[str], None] = print) -> BenchResult:

@@ -18,6 +18,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
+from ingest.files import write_atomically
 from ingest.sources.runs.errors import RunRejected
 
 PAYLOAD_TYPE = "application/vnd.benchwh.run+json"
@@ -265,8 +266,5 @@ def trust_key(home: Path | str, public_key_b64: str, contributor: str) -> Truste
     keys.append({"keyid": key.keyid, "public_key": base64.b64encode(raw).decode("ascii"),
                  "contributor": key.contributor})
     doc["keys"] = keys
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    tmp.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    write_atomically(path, json.dumps(doc, indent=2) + "\n")
     return key

@@ -1,0 +1,42 @@
+"""Writing a file whole or not at all: the body goes to a temporary name beside it, then a rename.
+
+A crash or a full disk leaves at most a `.<name>.tmp<pid>` file (publish.verify.sweep_temporaries
+removes those of dead processes), never a torn file under the final name.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def tmp_name(final: Path) -> Path:
+    return final.with_name(f".{final.name}.tmp{os.getpid()}")
+
+
+def fsync_dir(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_atomically(final: Path, body: bytes | str, *, durable: bool = False) -> None:
+    """`body` (str: UTF-8) under `final`, creating its folder. `durable`: on disk before this returns
+    (the file and its folder fsynced), for what is published; else a crash may lose the write, never
+    tear it."""
+    data = body.encode("utf-8") if isinstance(body, str) else body
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = tmp_name(final)
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+            if durable:
+                fh.flush()
+                os.fsync(fh.fileno())
+        os.replace(tmp, final)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    if durable:
+        fsync_dir(final.parent)
