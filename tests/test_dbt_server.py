@@ -120,19 +120,22 @@ def test_the_first_run_starts_the_server_and_the_next_ones_run_in_its_workers(ca
         assert failed.returncode == 2 and "No such command 'no-such-command'" in failed.stderr
 
 
-def start_waiting_dbt(cache: Path, work: Path, sigint=signal.SIG_DFL, **extra: str) -> tuple[subprocess.Popen, int]:
+def start_waiting_dbt(cache: Path, work: Path, sigint=signal.SIG_DFL, job: bool = False,
+                      **extra: str) -> tuple[subprocess.Popen, int]:
     """`dbt init` waiting at its first prompt for a line this test never writes (it holds the pipe
     open: the run never ends by itself), its output to files (nothing breaks for a worker when
     benchwh-dbt is gone, as a pipe would); benchwh-dbt's process and the one running dbt.
 
     benchwh-dbt starts with SIGINT set to `sigint`, whatever this test process has (pytest-xdist's
     workers ignore SIGINT, and a child inherits that), SIGTERM and SIGHUP to their defaults (a CI
-    started in the background may ignore them too)."""
+    started in the background may ignore them too). `job`: in a process group of its own, as a
+    shell starts a job (Linux discards a SIGTSTP to a group with no parent in its session outside
+    it, as this test's group is under a CI started in the background)."""
     work.mkdir()
     build, out, err = work / "b.duckdb", open(work / "out.txt", "w"), open(work / "err.txt", "w")
     proc = subprocess.Popen([BENCHWH_DBT, "init"], env=env_for(cache, BENCHWH_BUILD_PATH=str(build), **extra),
                             cwd=work, stdin=subprocess.PIPE, stdout=out, stderr=err,
-                            preexec_fn=lambda: _start_signals(sigint))
+                            preexec_fn=lambda: _start_signals(sigint), process_group=0 if job else None)
     out.close()
     err.close()
     asking = wait_until(lambda: "Enter a name for your project" in (work / "out.txt").read_text(), 120)
@@ -211,7 +214,7 @@ def test_ctrl_z_stops_the_worker_with_its_stand_in_and_fg_continues_both(cache, 
     wait_for_server(cache)
     statuses = {}
     for name, extra in (("here", {"BENCHWH_DBT_SERVER": "0"}), ("worker", {})):
-        proc, runner = start_waiting_dbt(cache, tmp_path / name, **extra)
+        proc, runner = start_waiting_dbt(cache, tmp_path / name, job=True, **extra)
         try:
             assert (runner != proc.pid) == (name == "worker")
             proc.send_signal(signal.SIGTSTP)
