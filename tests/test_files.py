@@ -9,6 +9,7 @@ import pytest
 
 from ingest.files import tmp_name, write_atomically
 from publish.verify import _TMP_PID
+from tests.helpers.paths import PROJECT_ROOT
 
 
 @pytest.mark.parametrize("durable", [False, True])
@@ -39,11 +40,12 @@ def test_a_full_disk_keeps_the_old_file_and_removes_its_temporary(tmp_path):
         "d = Path(sys.argv[1]); final = d / 'index.json'; write_atomically(final, b'good')\n"
         "try:\n    write_atomically(final, b'x' * (1 << 20))\nexcept OSError as e:\n    print('errno', e.errno)\n"
         "print(final.read_bytes().decode(), sorted(os.listdir(d)))\n")
+    mount_then_run = 'mount -t tmpfs -o size=64k tmpfs "$1" && exec "$2" -c "$3" "$1"'
     mnt = tmp_path / "small"
     mnt.mkdir()
-    done = subprocess.run(["unshare", "-m", "sh", "-c", f'mount -t tmpfs -o size=64k tmpfs "$1" && exec "$2" -c "$3" "$1"',
+    done = subprocess.run(["unshare", "-m", "sh", "-c", mount_then_run,
                            "sh", str(mnt), sys.executable, code], capture_output=True, text=True, timeout=60,
-                          cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+                          cwd=PROJECT_ROOT)
     if done.returncode != 0 and "mount" in done.stderr:
         pytest.skip(f"no tmpfs here: {done.stderr.strip()}")
     assert done.returncode == 0, done.stderr
