@@ -379,6 +379,24 @@ def wrap_execute_nodes(wrap, marker: str) -> bool:
     return True
 
 
+def write_manifest_serializers(parse_state: Path) -> bool:
+    """dbt has mashumaro write each (de)serializer of its classes on first call (lazy compilation):
+    ~0.55 CPU-s of every dbt process goes to writing those that read the kept parse and write
+    manifest.json. Read `parse_state` (a partial_parse.msgpack) and turn it into manifest.json's
+    dict once, as a build does, so that a warm server's workers start with them written. Returns
+    False, having changed nothing a run sees, if there is no such file or dbt changed."""
+    try:
+        from dbt.contracts.graph.manifest import Manifest
+        from dbt.parser.manifest import extended_mashumuro_decoder
+
+        manifest = Manifest.from_msgpack(parse_state.read_bytes(), decoder=extended_mashumuro_decoder)
+        manifest.fill_tracking_metadata = lambda: None  # reads the command's flags: there are none yet
+        manifest.writable_manifest().to_dict(omit_none=False, context={"artifact": True})
+    except Exception:  # noqa: BLE001 - any failure only leaves the work to each run, as before
+        return False
+    return True
+
+
 def prepare_dbt(cache: Path | None) -> None:
     """dbt imported and patched as every run here needs it (what the warm server holds,
     cli/dbt_server.py), then frozen out of the collector's walks."""

@@ -219,6 +219,10 @@ def serve(cache: Path, address: str, kind: str = "dbt") -> None:
 
         dbt_guard.prepare_dbt(cache)  # imports dbt and patches it, as each benchwh-dbt run would
         _preload(_BUILD_MODULES)  # what a build imports after that
+        from ingest import config
+
+        dbt_guard.write_manifest_serializers(config.dbt_project_dir() / "target" / "partial_parse.msgpack")
+        gc.collect()  # the manifest read for it, before the freeze below
     gc.freeze()
     listener.listen(16)
     idle_s = idle_seconds()

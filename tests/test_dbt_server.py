@@ -2,6 +2,7 @@
 benchwh-dbt script and each test's own server (its own process cache folder: part of the key)."""
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -268,6 +269,40 @@ def test_the_server_serves_only_its_own_user(cache, tmp_path):
         assert done.returncode == 0, done.stderr[-2000:]
         outcome[user] = (done.stderr.strip().splitlines()[-1], "Usage: dbt" in done.stdout)
     assert outcome == {"root": ("status 0", True), "nobody": ("status None", False)}
+
+
+def test_the_server_writes_the_manifests_serializers_before_it_forks(cache):
+    """dbt's (de)serializers are written on first call (lazy compilation), in each run otherwise:
+    the server reads the install's parse state and writes manifest.json's dict once (what a
+    build's reading and writing of the manifest would write), before any worker is forked."""
+    code = textwrap.dedent("""
+        import json, sys
+        from pathlib import Path
+        from cli import dbt_guard, dbt_server
+
+        def written(cls, name):  # a lazy method is a stub that calls mashumaro's CodeBuilder
+            return "CodeBuilder" not in getattr(getattr(cls, name), "__func__", getattr(cls, name)).__code__.co_names
+
+        seen = {}
+        def recorded(parse_state):
+            from dbt.artifacts.schemas.manifest import WritableManifest
+            from dbt.contracts.graph.manifest import Manifest
+            methods = [(Manifest, "from_msgpack"), (WritableManifest, "to_dict")]
+            seen.update(path=str(parse_state), before=[written(c, n) for c, n in methods])
+            seen["result"] = original(parse_state)
+            seen["after"] = [written(c, n) for c, n in methods]
+            return seen["result"]
+        original, dbt_guard.write_manifest_serializers = dbt_guard.write_manifest_serializers, recorded
+        dbt_server.serve(Path(sys.argv[1]), "\\0" + sys.argv[2], "dbt")  # no worker: it idles out
+        print(json.dumps(seen))
+    """)
+    done = subprocess.run([sys.executable, "-c", code, str(cache), address(cache)[1:] + "-test"], cwd=PROJECT_ROOT,
+                          env=env_for(cache, BENCHWH_DBT_SERVER_IDLE="1"), capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    seen = json.loads(done.stdout)
+    assert seen == {"path": str(PROJECT / "target" / "partial_parse.msgpack"), "result": True,
+                    "before": [False, False], "after": [True, True]}
 
 
 def signal_mask(pid: int, field: str) -> int:
