@@ -346,9 +346,8 @@ def keep_the_fail_fast_result() -> bool:
 
 def write_no_manifest_json_when_asked() -> bool:
     """With BENCHWH_DBT_NO_MANIFEST_JSON=1 dbt writes no manifest.json (nor semantic_manifest.json).
-    A build writes it twice (2 MB: this project's ~1,200 macros and nodes), after loading the project
-    and after its last node: ~0.57 CPU-s the first time in a cold process (with mashumaro writing
-    serializers), ~0.15-0.2 after, before the first node and after the last; nothing
+    A build writes it twice, after loading the project and after its last node, ~0.3 CPU-s each
+    for this project's ~1,200 macros and nodes, before the first node and after the last; nothing
     reads a refresh build's copy (Dagster reads the manifest `make manifest` prepared, a failure is
     read from run_results.json, still written, and the target folder is removed after publishing).
     Returns False, leaving dbt as it is, if dbt changed."""
