@@ -98,13 +98,11 @@ def dbt_cmd(verb: str, target: Path, work: Path) -> list[str]:
 
 def parse_phase(home: Path, work: Path, env: dict) -> dict:
     """`dbt parse` into the home's dbt-state/, as the first build of a home leaves it."""
-    from orchestration.dbt_state import NO_MANIFEST_JSON_ENV, mark_parse
+    from orchestration.dbt_state import mark_parse
 
     state = home / "dbt-state"
-    # with its manifest.json (a refresh's builds write none): its nodes, and the lineage the builds'
-    # node profiles follow
-    parse_env = {k: v for k, v in dbt_env(home, env, "parse").items() if k != NO_MANIFEST_JSON_ENV}
-    result = run_phase("dbt_parse", dbt_cmd("parse", state, work), parse_env, work / "dbt_parse.log", cwd=home)
+    result = run_phase("dbt_parse", dbt_cmd("parse", state, work), dbt_env(home, env, "parse"),
+                       work / "dbt_parse.log", cwd=home)
     mark_parse(state)  # made in this checkout: the builds start from it
     manifest = json.loads((state / "manifest.json").read_text())
     result["rows"] = len(manifest.get("nodes", {}))
@@ -137,7 +135,7 @@ def dbt_phase(name: str, home: Path, work: Path, env: dict) -> dict:
     result["rows"] = summary
     result["detail"] = {"fct_speed_measurements": measurements, "fct_api_prices": prices,
                         "build_file": str(build), "parse_reused": reused, **parse_profile(work / f"{name}.log"),
-                        **node_profile(target, home / "dbt-state" / "manifest.json")}
+                        **node_profile(target)}
     return result
 
 
@@ -187,12 +185,11 @@ def spark_dbt_phase(name: str, home: Path, work: Path, env: dict) -> dict:
     return result
 
 
-def node_profile(target: Path, parsed: Path) -> dict:
-    """From the build's run_results and the parse's manifest (`parsed`): the slowest nodes and the
-    time of fct_speed_summary's lineage."""
+def node_profile(target: Path) -> dict:
+    """From dbt's run_results/manifest: the slowest nodes and the time of fct_speed_summary's lineage."""
     try:
         results = json.loads((target / "run_results.json").read_text())["results"]
-        manifest = json.loads(parsed.read_text())
+        manifest = json.loads((target / "manifest.json").read_text())
     except (OSError, ValueError, KeyError):
         return {}
     times = {r["unique_id"]: float(r.get("execution_time") or 0) for r in results}

@@ -344,36 +344,6 @@ def keep_the_fail_fast_result() -> bool:
     return wrap_execute_nodes(with_fail_fast_result, "keeps_fail_fast_result")
 
 
-def write_no_manifest_json_when_asked() -> bool:
-    """With BENCHWH_DBT_NO_MANIFEST_JSON=1 dbt writes no manifest.json (nor semantic_manifest.json).
-    A build writes it twice, after loading the project and after its last node, ~0.3 CPU-s each
-    for this project's ~1,200 macros and nodes, before the first node and after the last; nothing
-    reads a refresh build's copy (Dagster reads the manifest `make manifest` prepared, a failure is
-    read from run_results.json, still written, and the target folder is removed after publishing).
-    Returns False, leaving dbt as it is, if dbt changed."""
-    from orchestration.dbt_state import NO_MANIFEST_JSON_ENV  # set for a refresh's builds: DBT_BUILD_ENV
-
-    try:
-        import dbt.parser.manifest as parser_manifest
-        import dbt.task.runnable as runnable
-    except ImportError:
-        return False
-    write_manifest = getattr(parser_manifest, "write_manifest", None)
-    if getattr(write_manifest, "skips_when_asked", False):
-        return True
-    if write_manifest is None or getattr(runnable, "write_manifest", None) is not write_manifest:
-        return False
-
-    @functools.wraps(write_manifest)
-    def write_manifest_unless_asked_not_to(*args, **kwargs):
-        if os.environ.get(NO_MANIFEST_JSON_ENV) != "1":
-            return write_manifest(*args, **kwargs)
-
-    write_manifest_unless_asked_not_to.skips_when_asked = True
-    parser_manifest.write_manifest = runnable.write_manifest = write_manifest_unless_asked_not_to
-    return True
-
-
 def with_loaded_project_frozen(execute_nodes):
     """`execute_nodes` of dbt's GraphRunnableTask, first freezing what the process holds then (its
     imports, the manifest, the graph): still one thread, and nothing of it is garbage before the
@@ -436,7 +406,6 @@ def prepare_dbt(cache: Path | None) -> None:
     empty_tables_without_type_inference()
     keep_the_fail_fast_result()
     freeze_the_loaded_project()
-    write_no_manifest_json_when_asked()
     if cache is not None:
         cache_compiled_templates(cache)
         cache_validation_schemas(cache)

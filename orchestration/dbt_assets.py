@@ -15,10 +15,10 @@ from dagster_dbt import DagsterDbtTranslator, DagsterDbtTranslatorSettings, DbtC
 
 from ingest import config, file_memo
 from orchestration.progress import count, progress
-from orchestration.execution import die_with_run_process, environment, finish_spark_build, spark_build_args, step_engine
+from orchestration.execution import die_with_run_process, finish_spark_build, spark_build_args, step_engine
 from orchestration.manifest import DBT_PROJECT, MANIFEST_PATH, prepare_if_dev
-from orchestration.dbt_state import (BUILDING_IN_HOME, DBT_BUILD_ENV, NO_MANIFEST_JSON_ENV, build_env, build_values,
-                                     building_path, keep_parse, move_build, remove_building, reuse_parse)
+from orchestration.dbt_state import (BUILDING_IN_HOME, DBT_BUILD_ENV, build_env, build_values, building_path, keep_parse,
+                                     move_build, remove_building, reuse_parse)
 from orchestration.resources import build_dir, build_path
 from orchestration.tags import SOURCES_TAG
 from publish.inputs import inputs_fingerprint, published_inputs, sidecar
@@ -273,8 +273,7 @@ def _run_dbt(context: dg.AssetExecutionContext, dbt: DbtCliResource, path: Path)
     os.environ["BENCHWH_HOME"] = str(config.home())
     os.environ["BENCHWH_PARENT_PID"] = str(os.getpid())  # benchwh-dbt exits if this process is gone
     for name, value in DBT_BUILD_ENV.items():
-        if name != NO_MANIFEST_JSON_ENV:
-            os.environ.setdefault(name, value)
+        os.environ.setdefault(name, value)
     os.environ.update(build_env(build_vars(run_id)))
     target = build_dir() / f"{run_id}-target"
     reuse_parse(target)
@@ -287,8 +286,7 @@ def _run_dbt(context: dg.AssetExecutionContext, dbt: DbtCliResource, path: Path)
     engine = step_engine(context.run.tags)
     if engine == "spark":
         args += spark_build_args(run_id)
-    with environment({NO_MANIFEST_JSON_ENV: DBT_BUILD_ENV[NO_MANIFEST_JSON_ENV]}):  # this build's, not a later parse's
-        invocation = dbt.cli(args, context=context, raise_on_error=False, target_path=target)
+    invocation = dbt.cli(args, context=context, raise_on_error=False, target_path=target)
     # dbt's own log goes to a file, not the terminal of whoever runs `benchwh`
     log_dir = config.home() / "logs"
     log_dir.mkdir(parents=True, exist_ok=True)

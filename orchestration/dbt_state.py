@@ -31,15 +31,12 @@ PARSE_STATE = "partial_parse.msgpack"
 BUILDING = "building.duckdb"
 # the profile's path (dbt_project/profiles.yml), relative to the home dbt runs in
 BUILDING_IN_HOME = f"build/{BUILDING}"
-# set, dbt writes no manifest.json (cli/dbt_guard.py: write_no_manifest_json_when_asked)
-NO_MANIFEST_JSON_ENV = "BENCHWH_DBT_NO_MANIFEST_JSON"
+# dbt's file log repeats every SQL statement at debug level (about 1.7 MB a build, and 0.5 of the 8
+# CPU-seconds of a build of the offline snapshot) into the build's target folder, which is deleted
+# after every build; the info lines a refresh keeps (logs/dbt-<run id>.log) say what failed.
 # every dbt this project runs (builds, parses, docs, tests) sends dbt Labs nothing
 DBT_NO_TRACKING = {"DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
-# A refresh's builds, whose target folder is deleted after every build: no dbt file log (it repeats
-# every SQL statement at debug level, about 1.7 MB a build and 0.5 of the 8 CPU-seconds of a build
-# of the offline snapshot; the info lines a refresh keeps, logs/dbt-<run id>.log, say what failed)
-# and no manifest.json (cli/dbt_guard.py; of the target folder, run_results.json is what is read).
-DBT_BUILD_ENV = {**DBT_NO_TRACKING, "DBT_LOG_LEVEL_FILE": "none", NO_MANIFEST_JSON_ENV: "1"}
+DBT_BUILD_ENV = {**DBT_NO_TRACKING, "DBT_LOG_LEVEL_FILE": "none"}
 
 
 def build_dir() -> Path:

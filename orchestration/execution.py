@@ -78,27 +78,19 @@ def execute_refresh(instance: dg.DagsterInstance, tags: dict, executor_name: str
 
     step_env = {"BENCHWH_PROGRESS_PLAIN": "1", "BENCHWH_PROGRESS_T0": repr(started_at()),
                 "BENCHWH_RUN_PID": str(os.getpid())}  # step processes inherit them
+    saved = {k: os.environ.get(k) for k in step_env}
+    os.environ.update(step_env)
     quiet = logging.getLogger("dagster")  # the executor's per-step DEBUG lines are not progress
     level = quiet.level
     quiet.setLevel(logging.CRITICAL)
     try:
-        with environment(step_env), dg.execute_job(dg.reconstructable(refresh_job_def), instance=instance, tags=tags,
+        with dg.execute_job(dg.reconstructable(refresh_job_def), instance=instance, tags=tags,
                             run_config=run_config(executor_name, concurrent), raise_on_error=False,
                             asset_selection=list(asset_selection) if asset_selection else None) as result:
             yield result
     finally:
         quiet.setLevel(level)
         stop_forkserver()
-
-
-@contextlib.contextmanager
-def environment(values: dict[str, str]) -> Iterator[None]:
-    """os.environ with `values` (for the processes started meanwhile), then as it was."""
-    saved = {k: os.environ.get(k) for k in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
         for k, v in saved.items():
             if v is None:
                 os.environ.pop(k, None)

@@ -111,9 +111,6 @@ def test_the_builds_reuse_the_parse_and_the_noop_refresh_skips_its_build(report)
     ph = {p["phase"]: p for p in report["phases"]}
     for name in ("dbt_full", "dbt_incremental"):
         assert ph[name]["detail"]["parse_reused"] and not ph[name]["detail"]["full_parse"], name
-        # the node profile: the build's run results, the speed summary's lineage from the parse
-        assert ph[name]["detail"]["nodes"] > 0, name
-        assert 0 < ph[name]["detail"]["speed_lineage_node_seconds"] < ph[name]["seconds"], name
     assert ph["startup"]["detail"]["last_line"].startswith("refreshed ")
     assert ph["noop"]["detail"]["build_skipped"]
     assert ph["noop"]["detail"]["published_version"] == ph["startup"]["detail"]["published_version"]

@@ -5,7 +5,6 @@ mashumaro writes a class's serializers when they are first called.
 from __future__ import annotations
 
 import io
-import os
 import json
 import subprocess
 import sys
@@ -133,37 +132,3 @@ def test_mashumaro_writes_serializers_on_first_call_with_the_same_validation_sch
     assert lazy["written_at_import"] == []
     assert lazy["schemas"] == eager["schemas"]
     assert set(lazy["schemas"]["Project"]["properties"]) >= {"name", "version", "profile"}
-
-
-def test_a_refresh_build_writes_run_results_but_no_manifest_json(home, tmp_path, monkeypatch):
-    """A refresh's builds (DBT_BUILD_ENV) write no manifest.json; without the setting dbt writes it
-    as ever. run_results.json, which a failed refresh is read from, is written either way."""
-    import tests.helpers.dbt_build as helper
-    from orchestration.dbt_state import DBT_BUILD_ENV, NO_MANIFEST_JSON_ENV
-
-    assert DBT_BUILD_ENV[NO_MANIFEST_JSON_ENV] == "1"
-    written = {}
-    for name, env in (("refresh", DBT_BUILD_ENV),
-                      ("as ever", {k: v for k, v in DBT_BUILD_ENV.items() if k != NO_MANIFEST_JSON_ENV})):
-        monkeypatch.setattr(helper, "DBT_BUILD_ENV", env)
-        work = tmp_path / name.replace(" ", "-")
-        helper.dbt_build(home, work, ["country_codes"])
-        written[name] = {f for f in ("manifest.json", "run_results.json") if (work / "target" / f).exists()}
-    assert written == {"refresh": {"run_results.json"}, "as ever": {"manifest.json", "run_results.json"}}
-
-
-def test_the_setting_reaches_only_the_processes_started_under_it(monkeypatch):
-    """orchestration's `environment`: a build sets BENCHWH_DBT_NO_MANIFEST_JSON for the dbt it starts
-    and no longer, so a later `dbt parse` or `benchwh docs` from the same process writes manifest.json."""
-    from orchestration.execution import environment
-
-    monkeypatch.delenv("BENCHWH_DBT_NO_MANIFEST_JSON", raising=False)
-    monkeypatch.setenv("BENCHWH_TEST_KEPT", "before")
-    show = [sys.executable, "-c", "import os; print(os.environ.get('BENCHWH_DBT_NO_MANIFEST_JSON'), "
-            "os.environ.get('BENCHWH_TEST_KEPT'))"]
-    with environment({"BENCHWH_DBT_NO_MANIFEST_JSON": "1", "BENCHWH_TEST_KEPT": "during"}):
-        assert subprocess.run(show, capture_output=True, text=True).stdout.split() == ["1", "during"]
-    assert subprocess.run(show, capture_output=True, text=True).stdout.split() == ["None", "before"]
-    with pytest.raises(RuntimeError), environment({"BENCHWH_TEST_KEPT": "during"}):
-        raise RuntimeError("a build that fails")
-    assert os.environ["BENCHWH_TEST_KEPT"] == "before"
