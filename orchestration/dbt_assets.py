@@ -89,15 +89,19 @@ def first_dbt_failure(target: os.PathLike, output: os.PathLike) -> str:
         results = json.load(open(path))["results"]
     except (OSError, ValueError, KeyError):
         return "dbt build failed before producing results (see the dbt log)"
-    for r in results:
-        if r.get("status") in ("error", "fail", "runtime error"):
-            detail = root_error_line(r.get("message") or "") or r.get("status")
-            rows = failing_rows(output, r["unique_id"]) if r.get("status") == "fail" else None
-            return (f"dbt {r.get('status')} in {r['unique_id']}: {detail}"
-                    + (f"; failing rows: {rows}" if rows else ""))[:400]
-    return "dbt build failed (no failing node recorded)"
+    failed = [r for r in results if r.get("status") in ("error", "fail", "runtime error")]
+    # with --fail-fast, the nodes running beside the first failure are cancelled (DuckDB: "INTERRUPT
+    # Error: Interrupted!"): name the failure, not a node it stopped
+    if not failed:
+        return "dbt build failed (no failing node recorded)"
+    r = min(failed, key=lambda r: _INTERRUPTED in (r.get("message") or ""))  # the first such, else the first
+    detail = root_error_line(r.get("message") or "") or r.get("status")
+    rows = failing_rows(output, r["unique_id"]) if r.get("status") == "fail" else None
+    return (f"dbt {r.get('status')} in {r['unique_id']}: {detail}"
+            + (f"; failing rows: {rows}" if rows else ""))[:400]
 
 
+_INTERRUPTED = "Interrupted!"
 _FAILING_ROWS = "failing rows of "
 
 

@@ -127,3 +127,25 @@ def test_a_failure_the_pool_never_recorded_is_named_with_its_rows(tmp_path):
                               dbt=[sys.executable, "-c", LOSE_FAILURES])
     assert "dbt fail in test.benchwh.not_null_columns_stg_grid__intensities." in reason, reason
     assert reason.endswith("failing rows: column_name=gco2_per_kwh, null_rows=1"), reason
+
+
+def test_the_failure_is_named_not_a_node_fail_fast_interrupted(tmp_path):
+    """--fail-fast cancels the nodes running beside the failure: their errors come first in the run
+    results when the failing result was put back after them (seen in CI under load)."""
+    import json
+
+    from orchestration.dbt_assets import first_dbt_failure
+
+    interrupted = {"unique_id": "test.benchwh.unique_x", "status": "error",
+                   "message": "Runtime Error in test unique_x\n  INTERRUPT Error: Interrupted!"}
+    failure = {"unique_id": "test.benchwh.not_null_columns_x", "status": "fail", "message": "Got 1 result"}
+    (tmp_path / "target").mkdir()
+    output = tmp_path / "out.log"
+    output.write_text("failing rows of test.benchwh.not_null_columns_x: column_name=v, null_rows=1\n")
+    for order in ([interrupted, failure], [failure, interrupted]):
+        (tmp_path / "target" / "run_results.json").write_text(json.dumps({"results": order}))
+        assert first_dbt_failure(tmp_path / "target", output) == (
+            "dbt fail in test.benchwh.not_null_columns_x: Got 1 result; failing rows: column_name=v, null_rows=1")
+    # only an interrupted node: still named
+    (tmp_path / "target" / "run_results.json").write_text(json.dumps({"results": [interrupted]}))
+    assert first_dbt_failure(tmp_path / "target", output).startswith("dbt error in test.benchwh.unique_x: ")
