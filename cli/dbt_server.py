@@ -167,9 +167,9 @@ def _stop_with(worker: int) -> None:
     (`fg`, `bg`). SIGSTOP, not SIGTSTP: the worker's process group is the server's, which no
     terminal controls, and Linux discards a SIGTSTP sent to such an orphaned group."""
     _signal_quietly(worker, signal.SIGSTOP)
-    signal.signal(signal.SIGTSTP, signal.SIG_DFL)
+    handler = signal.signal(signal.SIGTSTP, signal.SIG_DFL)
     os.kill(os.getpid(), signal.SIGTSTP)  # stopped here until SIGCONT
-    signal.signal(signal.SIGTSTP, lambda signum, frame: _stop_with(worker))
+    signal.signal(signal.SIGTSTP, handler)
     _signal_quietly(worker, signal.SIGCONT)
 
 
@@ -219,9 +219,9 @@ def serve(cache: Path, address: str, kind: str = "dbt") -> None:
 
         dbt_guard.prepare_dbt(cache)  # imports dbt and patches it, as each benchwh-dbt run would
         _preload(_BUILD_MODULES)  # what a build imports after that
-        from ingest import config
+        from orchestration.dbt_state import PARSE_STATE, install_parse_state
 
-        dbt_guard.write_manifest_serializers(config.dbt_project_dir() / "target" / "partial_parse.msgpack")
+        dbt_guard.write_manifest_serializers(install_parse_state() / PARSE_STATE)
         gc.collect()  # the manifest read for it, before the freeze below
     gc.freeze()
     listener.listen(16)

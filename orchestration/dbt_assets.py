@@ -94,7 +94,8 @@ def first_dbt_failure(target: os.PathLike, output: os.PathLike) -> str:
     # Error: Interrupted!"): name the failure, not a node it stopped
     if not failed:
         return "dbt build failed (no failing node recorded)"
-    r = min(failed, key=lambda r: _INTERRUPTED in (r.get("message") or ""))  # the first such, else the first
+    # the first failure that is no interruption, else the first interruption (min keeps the order)
+    r = min(failed, key=lambda r: _INTERRUPTED in (r.get("message") or ""))
     detail = root_error_line(r.get("message") or "") or r.get("status")
     rows = failing_rows(output, r["unique_id"]) if r.get("status") == "fail" else None
     return (f"dbt {r.get('status')} in {r['unique_id']}: {detail}"

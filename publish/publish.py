@@ -19,8 +19,8 @@ import duckdb
 
 from ingest import config
 from ingest.files import fsync_dir, write_atomically
-from publish.verify import (DamagedFile, copy_verified, disk_error, fault, index_path, load_index, pid_alive,
-                            record_in_index, record_inputs)
+from publish.verify import (DamagedFile, copy_verified, disk_error, fault, load_index, pid_alive, record_in_index,
+                            record_inputs, save_index)
 
 PUBLISHED_SCHEMAS = ("marts", "site", "audit")
 EXPORTED_SCHEMAS = ("marts", "site")  # audit stays in the file only
@@ -183,7 +183,7 @@ def prune_history(keep: int = HISTORY_KEEP) -> None:
     index = load_index()
     if any(v not in {p.stem for p in files[-keep:]} for v in index):
         kept = {v: e for v, e in index.items() if v in {p.stem for p in files[-keep:]}}
-        write_atomically(index_path(), json.dumps({"versions": kept}, indent=2, sort_keys=True) + "\n", durable=True)
+        save_index(kept)
 
 
 def list_history() -> list[str]:

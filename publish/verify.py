@@ -70,6 +70,10 @@ def load_index() -> dict[str, dict]:
     return doc.get("versions", {}) if isinstance(doc, dict) else {}
 
 
+def save_index(versions: dict[str, dict]) -> None:
+    write_atomically(index_path(), json.dumps({"versions": versions}, indent=2, sort_keys=True) + "\n", durable=True)
+
+
 def record_in_index(version: str, sha256: str, size: int, tables: int, inputs: str | None = None) -> None:
     versions = load_index()
     versions[version] = {"sha256": sha256, "bytes": size, "tables": tables}
@@ -77,7 +81,7 @@ def record_in_index(version: str, sha256: str, size: int, tables: int, inputs: s
         versions[version]["inputs"] = inputs  # publish/inputs.py: what this version was built from
     keep = {p.stem for p in (config.home() / "history").glob("*.duckdb")} | {version}
     versions = {v: e for v, e in versions.items() if v in keep}
-    write_atomically(index_path(), json.dumps({"versions": versions}, indent=2, sort_keys=True) + "\n", durable=True)
+    save_index(versions)
 
 
 def record_inputs(version: str, inputs: str) -> None:
@@ -85,7 +89,7 @@ def record_inputs(version: str, inputs: str) -> None:
     versions = load_index()
     if version in versions and versions[version].get("inputs") != inputs:
         versions[version]["inputs"] = inputs
-        write_atomically(index_path(), json.dumps({"versions": versions}, indent=2, sort_keys=True) + "\n", durable=True)
+        save_index(versions)
 
 
 def version_of_sha(sha256: str) -> str | None:
