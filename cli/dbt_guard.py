@@ -321,16 +321,45 @@ def with_fail_fast_result(execute_nodes):
 
     @functools.wraps(execute_nodes)  # also carries the markers of wrappers below it
     def execute_nodes_keeping_the_failure(self):
-        results = execute_nodes(self)
         from dbt.exceptions import FailFastError
 
-        failure = getattr(self, "_raise_next_tick", None)
-        if isinstance(failure, FailFastError) and getattr(failure.result, "node", None) is not None:
-            restore_failed_result(self.node_results, failure.result)
+        failures = _note_failing_results(self)
+        try:
+            results = execute_nodes(self)
+        finally:
+            vars(self).pop("call_runner", None)
+        stop = getattr(self, "_raise_next_tick", None)
+        if isinstance(stop, FailFastError):
+            # the stop names the last node that failed, and nodes cancelled beside the first failure
+            # fail too ("Interrupted!"): every failing result goes back, the first one first
+            for result in [*failures, stop.result]:
+                if getattr(result, "node", None) is not None:
+                    restore_failed_result(self.node_results, result)
         return results
 
     execute_nodes_keeping_the_failure.keeps_fail_fast_result = True
     return execute_nodes_keeping_the_failure
+
+
+def _note_failing_results(task) -> list:
+    """A list `task`'s node threads append each failing result to as they return it (wraps the
+    task's call_runner for this run, on the instance); empty if the task has no call_runner."""
+    failures: list = []
+    call_runner = getattr(task, "call_runner", None)
+    if call_runner is None:
+        return failures
+    from dbt.contracts.results import NodeStatus
+
+    failing = (NodeStatus.Error, NodeStatus.Fail, NodeStatus.PartialSuccess)  # as dbt's fail-fast reads them
+
+    def call_runner_noting_failures(runner):
+        result = call_runner(runner)
+        if getattr(result, "status", None) in failing:
+            failures.append(result)
+        return result
+
+    task.call_runner = call_runner_noting_failures
+    return failures
 
 
 def keep_the_fail_fast_result() -> bool:
@@ -339,8 +368,10 @@ def keep_the_fail_fast_result() -> bool:
     stops first, dbt marks every node without a result as skipped, the failed one too. The run
     results then name no failure ("no failing node recorded") and the on-run-end hook that logs a
     failed test's rows (macros/log_failing_rows.sql) never sees it (seen once, in a fresh clone's
-    `make test`). The failing result, which dbt's FailFastError carries, is put back. Returns
-    False, leaving dbt as it is, if dbt's task changed."""
+    `make test`). The failing result is put back: the one dbt's FailFastError carries, and every
+    failing result a node's thread returned, since the stop cancels the nodes running beside the
+    failure and the last of them to fail ("Interrupted!") replaces the failure in the stop (seen
+    in CI under load). Returns False, leaving dbt as it is, if dbt's task changed."""
     return wrap_execute_nodes(with_fail_fast_result, "keeps_fail_fast_result")
 
 

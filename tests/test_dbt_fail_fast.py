@@ -63,6 +63,40 @@ def test_the_failure_replaces_its_skipped_mark(tests_of_the_project):
     assert results[0] is failure
 
 
+class RacingTask:
+    """A --fail-fast run as seen under load: the failing node's thread returns its result, the stop
+    cancels the node running beside it, whose thread then fails with "Interrupted!" and overwrites
+    the stop; the pool's callback recorded neither and dbt marked both skipped."""
+
+    def __init__(self, runs: list):
+        self.runs = runs  # (node, result) in the order the threads return
+        self.node_results: list = []
+        self._raise_next_tick = None
+
+    def call_runner(self, runner):
+        node, result = runner
+        self._raise_next_tick = FailFastError(msg="Failing early", result=result, node=node)
+        return result
+
+    def execute_nodes(self):
+        for run in self.runs:
+            self.call_runner(run)
+        self.node_results = [mark_node_as_skipped(node, set(), SKIPPED) for node, _ in self.runs]
+        return self.node_results
+
+
+def test_the_first_failure_goes_back_when_a_cancelled_node_fails_after_it(tests_of_the_project):
+    physical, unique = tests_of_the_project
+    failure = failed(physical)
+    interrupted = RunResult(status=RunStatus.Error, timing=[], thread_id="Thread-2", execution_time=0.01,
+                            adapter_response={}, message="INTERRUPT Error: Interrupted!", failures=None, node=unique)
+    task = RacingTask([(physical, failure), (unique, interrupted)])
+    results = with_fail_fast_result(RacingTask.execute_nodes)(task)
+    assert task._raise_next_tick.result is interrupted  # the stop names only the cancelled node
+    assert results == [failure, interrupted]  # both back, each in place of its skipped mark
+    assert "call_runner" not in vars(task)  # the noting wrapper lived for this run only
+
+
 def test_a_recorded_failure_and_other_runs_are_left_as_they_are(tests_of_the_project):
     physical, unique = tests_of_the_project
     failure = failed(physical)
