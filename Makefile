@@ -80,4 +80,4 @@ dev: $(STAMP)
 	$(BIN)/benchwh dev --host 127.0.0.1 --port 3000
 
 clean:
-	rm -rf $(VENV) dbt_project/target dbt_project/logs
+	rm -rf $(VENV) dbt_project/target dbt_project/logs .cache

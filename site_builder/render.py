@@ -211,4 +211,6 @@ class SiteBuilder:
 
 
 def build_site(source: Path, manifest: Path, out: Path) -> list[Page]:
-    return SiteBuilder(SiteData(source, manifest), out).build()
+    pages = SiteBuilder(SiteData(source, manifest), out).build()
+    charts.prune_cache()
+    return pages
