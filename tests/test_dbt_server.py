@@ -30,6 +30,26 @@ def cache(tmp_path) -> Path:
         os.kill(pid, signal.SIGKILL)
 
 
+@pytest.fixture(scope="module")
+def warm_dbt(tmp_path_factory) -> Path:
+    """One warm dbt server for the tests of how its workers take signals (each starting its own
+    cost ~6 CPU-s: dbt run in a cold process, then the server's imports): its process cache
+    folder, the server started again by a test that finds it gone."""
+    folder = tmp_path_factory.mktemp("warm-dbt") / "dbt-cache"
+    yield folder
+    for pid in server_pids(folder):
+        os.kill(pid, signal.SIGKILL)
+
+
+def started(cache: Path, build: Path) -> Path:
+    """`cache` with its warm dbt server listening (started by a first benchwh-dbt if none is)."""
+    if not listening(address(cache)):
+        # idle long enough to outlast a test that keeps it busy only now and then (killed at the end)
+        benchwh_dbt(cache, "--help", build=build, BENCHWH_DBT_SERVER_IDLE="600")
+        wait_for_server(cache)
+    return cache
+
+
 def env_for(cache: Path, **extra: str) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith("BENCHWH_")}
     return {**env, "BENCHWH_DBT_CACHE": str(cache), "BENCHWH_DBT_SERVER_IDLE": "60", **extra}
@@ -157,10 +177,9 @@ def stop(proc: subprocess.Popen) -> None:
     proc.stdin.close()
 
 
-def test_a_killed_benchwh_dbt_takes_its_worker_with_it(cache, tmp_path):
+def test_a_killed_benchwh_dbt_takes_its_worker_with_it(warm_dbt, tmp_path):
     """Issue #12: nothing of dbt outlives the process that started it."""
-    benchwh_dbt(cache, "--help", build=tmp_path / "warm.duckdb")
-    wait_for_server(cache)
+    cache = started(warm_dbt, tmp_path / "warm.duckdb")
     proc, worker = start_waiting_dbt(cache, tmp_path / "run")
     try:
         assert worker != proc.pid and alive(worker)
@@ -172,9 +191,8 @@ def test_a_killed_benchwh_dbt_takes_its_worker_with_it(cache, tmp_path):
     assert server_pids(cache), "the server outlived its worker's end"
 
 
-def test_an_interrupt_reaches_the_worker_and_ends_as_in_one_process(cache, tmp_path):
-    benchwh_dbt(cache, "--help", build=tmp_path / "warm.duckdb")
-    wait_for_server(cache)
+def test_an_interrupt_reaches_the_worker_and_ends_as_in_one_process(warm_dbt, tmp_path):
+    cache = started(warm_dbt, tmp_path / "warm.duckdb")
     statuses = {}
     for name, extra in (("here", {"BENCHWH_DBT_SERVER": "0"}), ("worker", {})):
         proc, runner = start_waiting_dbt(cache, tmp_path / name, **extra)
@@ -191,9 +209,8 @@ def test_an_interrupt_reaches_the_worker_and_ends_as_in_one_process(cache, tmp_p
     assert statuses["worker"] == statuses["here"] > 0, statuses  # dbt's own status for the interrupt
 
 
-def test_a_signal_the_caller_ignores_is_ignored_by_its_worker_as_in_one_process(cache, tmp_path):
-    benchwh_dbt(cache, "--help", build=tmp_path / "warm.duckdb")
-    wait_for_server(cache)
+def test_a_signal_the_caller_ignores_is_ignored_by_its_worker_as_in_one_process(warm_dbt, tmp_path):
+    cache = started(warm_dbt, tmp_path / "warm.duckdb")
     for name, extra in (("here", {"BENCHWH_DBT_SERVER": "0"}), ("worker", {})):
         proc, runner = start_waiting_dbt(cache, tmp_path / name, sigint=signal.SIG_IGN, **extra)
         try:
@@ -209,10 +226,9 @@ def test_a_signal_the_caller_ignores_is_ignored_by_its_worker_as_in_one_process(
             stop(proc)
 
 
-def test_ctrl_z_stops_the_worker_with_its_stand_in_and_fg_continues_both(cache, tmp_path):
+def test_ctrl_z_stops_the_worker_with_its_stand_in_and_fg_continues_both(warm_dbt, tmp_path):
     """A shell's Ctrl-Z and `fg` as on one process: the run stops and goes on, then ends as before."""
-    benchwh_dbt(cache, "--help", build=tmp_path / "warm.duckdb")
-    wait_for_server(cache)
+    cache = started(warm_dbt, tmp_path / "warm.duckdb")
     statuses = {}
     for name, extra in (("here", {"BENCHWH_DBT_SERVER": "0"}), ("worker", {})):
         proc, runner = start_waiting_dbt(cache, tmp_path / name, job=True, **extra)
@@ -242,11 +258,10 @@ def process_state(pid: int) -> str:
 
 
 @pytest.mark.skipif(os.getuid() != 0, reason="connecting as another user needs root")
-def test_the_server_serves_only_its_own_user(cache, tmp_path):
+def test_the_server_serves_only_its_own_user(warm_dbt, tmp_path):
     """A process of another user that reaches the socket gets no worker (SO_PEERCRED): its
     request is refused before a fork, and the caller would run dbt itself."""
-    benchwh_dbt(cache, "--help", build=tmp_path / "warm.duckdb")
-    wait_for_server(cache)
+    cache = started(warm_dbt, tmp_path / "warm.duckdb")
     # imports first, then the user: another user cannot read this interpreter's files
     code = textwrap.dedent("""
         import os, sys
