@@ -19,7 +19,6 @@ loaded project are frozen before the nodes run; the process ends without walking
 """
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import functools
 import gc
@@ -31,6 +30,7 @@ import sys
 from pathlib import Path
 
 from cli.collector import exit_without_collecting
+from ingest.files import write_quietly
 
 PR_SET_PDEATHSIG = 1
 
@@ -169,21 +169,9 @@ def process_cache_dir() -> Path | None:
     """Where benchwh-dbt keeps what one dbt process works out and the next would work out the same,
     by content: $BENCHWH_DBT_CACHE, else the checkout's dbt target folder (git-ignored; `make clean`
     removes it). An empty BENCHWH_DBT_CACHE keeps nothing."""
-    folder = os.environ.get("BENCHWH_DBT_CACHE")
-    if folder is not None:
-        return Path(folder).absolute() if folder.strip() else None
     from ingest import config
 
-    return config.dbt_project_dir() / "target" / "dbt-process-cache"
-
-
-def _write_quietly(path: Path, body: bytes) -> None:
-    """Temporary name then rename (another process may write the same entry); a read-only or full
-    disk only means the next process works it out again."""
-    from ingest.files import write_atomically
-
-    with contextlib.suppress(OSError):
-        write_atomically(path, body)
+    return config.cache_folder("BENCHWH_DBT_CACHE", config.dbt_project_dir() / "target" / "dbt-process-cache")
 
 
 @functools.cache
@@ -252,7 +240,7 @@ def cache_compiled_templates(folder: Path) -> bool:
         except (OSError, ValueError, EOFError, TypeError):
             pass
         code = compile_source(self, source, name, filename, raw, defer_init)
-        _write_quietly(path, marshal.dumps(code))
+        write_quietly(path, marshal.dumps(code))
         return code
 
     compile_or_reuse.keeps_code = True
@@ -291,7 +279,7 @@ def cache_validation_schemas(folder: Path) -> bool:
             schema = json.loads(path.read_bytes())
         except (OSError, ValueError):
             schema = build(cls)
-            _write_quietly(path, json.dumps(schema, sort_keys=True).encode())
+            write_quietly(path, json.dumps(schema, sort_keys=True).encode())
         kept[cls] = schema
         return schema
 

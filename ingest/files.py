@@ -40,3 +40,12 @@ def write_atomically(final: Path, body: bytes | str, *, durable: bool = False) -
         raise
     if durable:
         fsync_dir(final.parent)
+
+
+def write_quietly(final: Path, body: bytes | str) -> None:
+    """`write_atomically` for what is only kept to save work (another process may write the same
+    entry): a read-only or full disk only means the next process works it out again."""
+    try:
+        write_atomically(final, body)
+    except OSError:
+        pass

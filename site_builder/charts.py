@@ -15,6 +15,9 @@ from pathlib import Path
 
 import vl_convert as vlc
 
+from ingest import config
+from ingest.files import write_quietly
+
 # the font vl-convert measures labels with (it bundles Liberation Sans) is the one the browser draws
 # them in (Debian's chromium pulls fonts-liberation), so long labels are not clipped
 FONT = "Liberation Sans, Arial, Helvetica, sans-serif"
@@ -38,13 +41,14 @@ def _dataset(values: list[dict], datasets: dict) -> dict:
 
 def _svg(body: dict, datasets: dict) -> str:
     spec = {"config": CONFIG, **body, "$schema": SCHEMA, "datasets": datasets}
-    key = chart_key(spec)
-    svg = cached_svg(key)
+    folder, key = cache_dir(), chart_key(spec)
+    svg = cached_svg(folder, key)
     if svg is None:
         # a dict, not a JSON string: vl-convert parses strings with serde_json, whose float parsing
         # can land one ulp off and move a mark by 1e-13 px
         svg = vlc.vegalite_to_svg(spec)
-        keep_svg(key, svg)
+        if folder is not None:
+            write_quietly(folder / f"{key}.svg", svg)  # another build may write the same entry
     # vl-convert writes a fixed-size SVG: let it shrink with the page
     return svg.replace("<svg ", '<svg role="img" style="max-width:100%;height:auto" ', 1)
 
@@ -57,12 +61,7 @@ CACHE_ENTRIES_KEPT = 2000  # ~10 KB each; a site of the offline snapshot draws ~
 def cache_dir() -> Path | None:
     """$BENCHWH_SITE_CACHE, else the checkout's `.cache/site-charts` (git-ignored; `make clean`
     removes it). An empty BENCHWH_SITE_CACHE keeps nothing."""
-    folder = os.environ.get("BENCHWH_SITE_CACHE")
-    if folder is not None:
-        return Path(folder).absolute() if folder.strip() else None
-    from ingest import config
-
-    return config.project_root() / ".cache" / "site-charts"
+    return config.cache_folder("BENCHWH_SITE_CACHE", config.project_root() / ".cache" / "site-charts")
 
 
 def chart_key(spec: dict) -> str:
@@ -70,9 +69,9 @@ def chart_key(spec: dict) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def cached_svg(key: str) -> str | None:
-    """The kept SVG for `key`, marked as just used, or None (absent, unreadable or not a whole SVG)."""
-    folder = cache_dir()
+def cached_svg(folder: Path | None, key: str) -> str | None:
+    """The SVG kept in `folder` for `key`, marked as just used, or None (no folder; absent,
+    unreadable or not a whole SVG)."""
     if folder is None:
         return None
     entry = folder / f"{key}.svg"
@@ -82,18 +81,6 @@ def cached_svg(key: str) -> str | None:
     except (OSError, UnicodeDecodeError):
         return None
     return svg if svg.startswith("<svg ") and svg.endswith("</svg>") else None
-
-
-def keep_svg(key: str, svg: str) -> None:
-    """Kept under a temporary name then renamed (another build may write the same entry); a read-only
-    or full disk only means the next build draws it again."""
-    folder = cache_dir()
-    if folder is None:
-        return
-    from ingest.files import write_atomically
-
-    with contextlib.suppress(OSError):
-        write_atomically(folder / f"{key}.svg", svg)
 
 
 def prune_cache(keep: int = CACHE_ENTRIES_KEPT) -> int:
