@@ -11,12 +11,12 @@ In this process dbt keeps the result of the node a --fail-fast build failed on
 (`keep_the_fail_fast_result`), skips the events no logger writes (`skip_unlogged_dbt_events`) and
 parses an event's message only when it is used (`build_event_messages_lazily`), gives statements
 that fetch nothing an empty table without type inference, gives each node's context its macros
-by dict updates rather than a lookup per name (`flatten_macro_namespaces_in_place`), writes mashumaro's serializers when
-first called (`compile_serializers_lazily`), keeps the code Jinja compiles dbt's templates to and
-the JSON schemas dbt validates its configuration against for the next process
-(`cache_compiled_templates`, `cache_validation_schemas`, in `process_cache_dir()`), and the
-garbage collector leaves the long-lived objects alone (cli/collector.py: dbt's imports and its
-loaded project are frozen before the nodes run; the process ends without walking them again).
+by dict updates rather than a lookup per name (`flatten_macro_namespaces_in_place`), writes
+mashumaro's serializers when first called (`compile_serializers_lazily`), keeps the code Jinja
+compiles dbt's templates to and the JSON schemas dbt validates its configuration against for the
+next process (`cache_compiled_templates`, `cache_validation_schemas`, in `process_cache_dir()`),
+and the garbage collector leaves the long-lived objects alone (cli/collector.py: dbt's imports and
+its loaded project are frozen before the nodes run; the process ends without walking them again).
 """
 from __future__ import annotations
 
@@ -183,7 +183,7 @@ def flatten_macro_namespaces_in_place() -> bool:
     if getattr(ManifestContext.to_dict, "flattens_in_place", False):
         return True
     dbt_to_dict = ManifestContext.to_dict
-    checked: list[bool] = []  # [] until the first context is compared, then [same]
+    checked: dict[str, bool] = {}  # "same": the first context's flattening equals dbt's copy
 
     def flattened(namespace) -> dict:
         flat = dict(namespace.global_project_namespace)
@@ -195,11 +195,14 @@ def flatten_macro_namespaces_in_place() -> bool:
 
     def to_dict(self):
         namespace = self.namespace
-        if type(namespace) is not MacroNamespace or checked == [False]:
+        if type(namespace) is not MacroNamespace:
             return dbt_to_dict(self)
-        if not checked:
+        if "same" not in checked:  # node threads may both get here: the comparison is the same
             flat, expected = flattened(namespace), dict(namespace)
-            checked.append(flat.keys() == expected.keys() and all(flat[k] is v for k, v in expected.items()))
+            checked.setdefault("same", flat.keys() == expected.keys()
+                               and all(flat[k] is v for k, v in expected.items()))
+            return dbt_to_dict(self)
+        if not checked["same"]:
             return dbt_to_dict(self)
         dct = super(ManifestContext, self).to_dict()
         dct.update(flattened(namespace))
