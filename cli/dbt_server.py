@@ -135,7 +135,7 @@ def run_in_warm_worker(cache: Path, argv: list[str], kind: str = "dbt") -> int |
         try:
             conn.sendmsg([struct.pack("!I", len(body)), body],
                          [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("3i", 0, 1, 2))])
-            replies = conn.makefile("rb")
+            replies = _Lines(conn)
             started = json.loads(replies.readline() or b"null")
         except OSError:
             started = None
@@ -148,7 +148,8 @@ def run_in_warm_worker(cache: Path, argv: list[str], kind: str = "dbt") -> int |
         if signal.getsignal(signal.SIGTSTP) == signal.SIG_DFL:
             signal.signal(signal.SIGTSTP, lambda signum, frame: _stop_with(worker))
         try:
-            done = json.loads(replies.readline() or b"null")
+            with _signal_wakeups() as wakeups:
+                done = json.loads(replies.readline(wakeups) or b"null")
         except OSError:
             done = None
         if not done or "status" not in done:
@@ -160,6 +161,61 @@ def run_in_warm_worker(cache: Path, argv: list[str], kind: str = "dbt") -> int |
         if status < 0:  # the worker died of a signal: so does its stand-in, as one process would
             _die_of(-status)
         return status if status >= 0 else 128 - status
+
+
+class _Lines:
+    """The server's replies, a line at a time, with nothing read ahead that a wait could miss."""
+
+    def __init__(self, conn: socket.socket) -> None:
+        self.conn, self.pending = conn, b""
+
+    def readline(self, wakeups: socket.socket | None = None) -> bytes:
+        while b"\n" not in self.pending:
+            if wakeups is not None:
+                _wait_readable(self.conn, wakeups)
+            chunk = self.conn.recv(4096)
+            if not chunk:
+                line, self.pending = self.pending, b""
+                return line
+            self.pending += chunk
+        line, _, self.pending = self.pending.partition(b"\n")
+        return line + b"\n"
+
+
+@contextlib.contextmanager
+def _signal_wakeups():
+    """A socket that gets a byte for each signal this process takes (signal.set_wakeup_fd), or None
+    off the main thread. A signal that lands after Python last ran its handlers but before a
+    blocking read starts (a Ctrl-C right after `fg`, while the Ctrl-Z handler returns) only sets a
+    flag, and the read would not end for it: the worker would never hear of the interrupt. A
+    wait on this socket too ends for it, and the handlers run before the next read."""
+    wake_r, wake_w = socket.socketpair()
+    try:
+        wake_w.setblocking(False)
+        try:
+            previous = signal.set_wakeup_fd(wake_w.fileno(), warn_on_full_buffer=False)
+        except ValueError:  # not the main thread: Python runs no handlers here
+            yield None
+            return
+        try:
+            yield wake_r
+        finally:
+            signal.set_wakeup_fd(previous)
+    finally:
+        wake_r.close()
+        wake_w.close()
+
+
+def _wait_readable(conn: socket.socket, wakeups: socket.socket) -> None:
+    with selectors.DefaultSelector() as selector:
+        selector.register(conn, selectors.EVENT_READ)
+        selector.register(wakeups, selectors.EVENT_READ)
+        while True:
+            ready = {key.fileobj for key, _ in selector.select()}
+            if wakeups in ready:
+                wakeups.recv(4096)  # the signal's handler runs on the way back to select
+            if conn in ready:
+                return
 
 
 def _stop_with(worker: int) -> None:

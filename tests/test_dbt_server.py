@@ -248,6 +248,41 @@ def test_ctrl_z_stops_the_worker_with_its_stand_in_and_fg_continues_both(warm_db
     assert statuses["worker"] == statuses["here"] > 0, statuses
 
 
+def test_an_interrupt_that_only_sets_pythons_flag_still_reaches_the_worker(warm_dbt, tmp_path):
+    """A signal can land after the stand-in last ran its handlers and before its blocking wait
+    starts (a Ctrl-C right after `fg`: the run then never ended). Sent to a second thread of the
+    stand-in, it does the same every time: Python's flag is set, the main thread's wait goes on."""
+    cache = started(warm_dbt, tmp_path / "warm.duckdb")
+    work = tmp_path / "run"
+    work.mkdir()
+    stand_in = textwrap.dedent("""
+        import signal, sys, threading, time
+        from pathlib import Path
+        from cli import dbt_server
+
+        def interrupt_from_a_second_thread():
+            while "Enter a name for your project" not in Path("out.txt").read_text():
+                time.sleep(0.05)
+            signal.pthread_kill(threading.get_ident(), signal.SIGINT)
+
+        threading.Thread(target=interrupt_from_a_second_thread, daemon=True).start()
+        status = dbt_server.run_in_warm_worker(Path(sys.argv[1]), ["init"])
+        sys.exit(99 if status is None else status)
+    """)
+    with open(work / "out.txt", "w") as out:
+        proc = subprocess.Popen([sys.executable, "-c", stand_in, str(cache)], cwd=work, stdin=subprocess.PIPE,
+                                stdout=out, stderr=subprocess.STDOUT, preexec_fn=lambda: _start_signals(signal.SIG_DFL),
+                                env=env_for(cache, BENCHWH_BUILD_PATH=str(work / "b.duckdb")))
+    try:
+        status = proc.wait(timeout=60)
+    finally:
+        stop(proc)
+    runner = _pid_in(work / "b.duckdb")
+    assert runner != proc.pid and status not in (0, 99), (work / "out.txt").read_text()
+    assert "Abort" in (work / "out.txt").read_text()  # dbt's own end for the interrupt, in the worker
+    assert wait_until(lambda: not alive(runner), 60)
+
+
 def process_state(pid: int) -> str:
     """/proc's one-letter state of `pid` (T: stopped by a signal); "" once it is gone."""
     try:
