@@ -135,7 +135,7 @@ def dbt_phase(name: str, home: Path, work: Path, env: dict) -> dict:
     result["rows"] = summary
     result["detail"] = {"fct_speed_measurements": measurements, "fct_api_prices": prices,
                         "build_file": str(build), "parse_reused": reused, **parse_profile(work / f"{name}.log"),
-                        **node_profile(target)}
+                        **node_profile(target, home / "dbt-state")}
     return result
 
 
@@ -185,11 +185,12 @@ def spark_dbt_phase(name: str, home: Path, work: Path, env: dict) -> dict:
     return result
 
 
-def node_profile(target: Path) -> dict:
-    """From dbt's run_results/manifest: the slowest nodes and the time of fct_speed_summary's lineage."""
+def node_profile(target: Path, parse_state: Path) -> dict:
+    """From dbt's run_results and the parse's manifest (a build writes none: DBT_BUILD_ENV): the
+    slowest nodes and the time of fct_speed_summary's lineage."""
     try:
         results = json.loads((target / "run_results.json").read_text())["results"]
-        manifest = json.loads((target / "manifest.json").read_text())
+        manifest = json.loads((parse_state / "manifest.json").read_text())
     except (OSError, ValueError, KeyError):
         return {}
     times = {r["unique_id"]: float(r.get("execution_time") or 0) for r in results}

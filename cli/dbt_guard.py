@@ -11,7 +11,8 @@ In this process dbt keeps the result of the node a --fail-fast build failed on
 (`keep_the_fail_fast_result`), skips the events no logger writes (`skip_unlogged_dbt_events`) and
 parses an event's message only when it is used (`build_event_messages_lazily`), gives statements
 that fetch nothing an empty table without type inference, gives each node's context its macros
-by dict updates rather than a lookup per name (`flatten_macro_namespaces_in_place`), writes
+by dict updates rather than a lookup per name (`flatten_macro_namespaces_in_place`), writes no
+target/manifest.json in the orchestration's builds (`build_without_manifest_json`), writes
 mashumaro's serializers when first called (`compile_serializers_lazily`), keeps the code Jinja
 compiles dbt's templates to and the JSON schemas dbt validates its configuration against for the
 next process (`cache_compiled_templates`, `cache_validation_schemas`, in `process_cache_dir()`),
@@ -147,6 +148,42 @@ def empty_tables_without_type_inference() -> bool:
         return agate.Table(rows=[], column_names=[], column_types=[])
 
     agate_helper.empty_table = empty_table
+    return True
+
+
+MANIFEST_JSON_SWITCH = "BENCHWH_DBT_MANIFEST_JSON"
+
+
+def build_without_manifest_json() -> bool:
+    """A `dbt build` writes target/manifest.json twice, after loading the project and again at
+    its end (with semantic_manifest.json): ~0.9 CPU-s of every build of this project, whatever the
+    scale, for a file no build here reads (a refresh keeps only the target's partial_parse.msgpack:
+    orchestration/dbt_state.py). With BENCHWH_DBT_MANIFEST_JSON=0 (the orchestration's builds,
+    DBT_BUILD_ENV) a build does what writing it did to the loaded manifest (its parent, child and
+    group maps, its tracking metadata) and skips the file; run_results.json is written as before.
+    Read at each call: a warm server's workers get their environment after this patch. Any other
+    command (`dbt parse`, `docs generate`) writes manifest.json as dbt does."""
+    try:
+        import dbt.parser.manifest as parser_manifest
+        import dbt.task.runnable as runnable
+        from dbt.flags import get_flags
+    except ImportError:
+        return False
+    write_manifest = parser_manifest.write_manifest
+    if getattr(write_manifest, "benchwh_switch", None) or getattr(runnable, "write_manifest", None) is not write_manifest:
+        return False
+
+    @functools.wraps(write_manifest)
+    def write_manifest_unless_switched_off(manifest, target_path, which=None):
+        if os.environ.get(MANIFEST_JSON_SWITCH) == "0" and getattr(get_flags(), "WHICH", None) == "build":
+            manifest.build_parent_and_child_maps()
+            manifest.build_group_map()
+            manifest.fill_tracking_metadata()
+            return None
+        return write_manifest(manifest, target_path, which)
+
+    write_manifest_unless_switched_off.benchwh_switch = True
+    parser_manifest.write_manifest = runnable.write_manifest = write_manifest_unless_switched_off
     return True
 
 
@@ -474,6 +511,7 @@ def prepare_dbt(cache: Path | None) -> None:
     flatten_macro_namespaces_in_place()
     keep_the_fail_fast_result()
     freeze_the_loaded_project()
+    build_without_manifest_json()
     if cache is not None:
         cache_compiled_templates(cache)
         cache_validation_schemas(cache)

@@ -118,6 +118,15 @@ def test_the_builds_reuse_the_parse_and_the_noop_refresh_skips_its_build(report)
             > ph["publish_full"]["detail"]["published_version"])
 
 
+def test_the_dbt_phases_profile_their_nodes_from_the_parse(report):
+    """A build writes no manifest.json (DBT_BUILD_ENV): the lineage comes from the parse's."""
+    ph = {p["phase"]: p for p in report["phases"]}
+    for name in ("dbt_full", "dbt_incremental"):
+        detail = ph[name]["detail"]
+        assert detail["nodes"] > 100 and detail["speed_lineage_node_seconds"] > 0, name
+        assert len(detail["slowest_nodes"]) == 10, name
+
+
 def test_goal_lines_at_scale_1_have_no_note():
     from benchmarks.run import goals
 

@@ -208,3 +208,49 @@ def test_a_changed_search_order_keeps_dbts_copy(monkeypatch, namespace):
     assert flatten_macro_namespaces_in_place()
     for _ in range(3):
         assert _same(ManifestContext.to_dict(_context(namespace)), dbt_copy)
+
+
+def _parsed_project():
+    """The project as `make manifest` parsed it (dbt's real Manifest), before any map is built."""
+    from dbt.contracts.graph.manifest import Manifest
+    from dbt.parser.manifest import extended_mashumuro_decoder
+
+    from orchestration.dbt_state import PARSE_STATE, install_parse_state
+
+    manifest = Manifest.from_msgpack((install_parse_state() / PARSE_STATE).read_bytes(),
+                                     decoder=extended_mashumuro_decoder)
+    manifest.parent_map = manifest.child_map = manifest.group_map = None
+    return manifest
+
+
+@pytest.mark.parametrize("switch, command, writes", [("0", "build", False), ("0", "parse", True),
+                                                     ("1", "build", True), (None, "build", True)])
+def test_a_build_switched_off_writes_no_manifest_json_and_leaves_the_manifest_as_writing_it(
+        monkeypatch, tmp_path, switch, command, writes):
+    import dbt.flags
+    import dbt.parser.manifest as parser_manifest
+    import dbt.task.runnable as runnable
+
+    from cli.dbt_guard import MANIFEST_JSON_SWITCH, build_without_manifest_json
+
+    written = parser_manifest.write_manifest
+    for module in (parser_manifest, runnable):  # put back after the test
+        monkeypatch.setattr(module, "write_manifest", written)
+    assert build_without_manifest_json() and not build_without_manifest_json()  # once
+    assert runnable.write_manifest is parser_manifest.write_manifest is not written
+    monkeypatch.setattr(dbt.flags, "GLOBAL_FLAGS", SimpleNamespace(WHICH=command, SEND_ANONYMOUS_USAGE_STATS=False))
+    if switch is None:
+        monkeypatch.delenv(MANIFEST_JSON_SWITCH, raising=False)
+    else:
+        monkeypatch.setenv(MANIFEST_JSON_SWITCH, switch)
+
+    switched, reference = _parsed_project(), _parsed_project()
+    runnable.write_manifest(switched, str(tmp_path / "switched"))
+    written(reference, str(tmp_path / "reference"))
+    assert (tmp_path / "switched" / "manifest.json").exists() == writes
+    assert (tmp_path / "switched" / "semantic_manifest.json").exists() == writes
+    on_disk = json.loads((tmp_path / "reference" / "manifest.json").read_text())
+    assert switched.parent_map == reference.parent_map == on_disk["parent_map"] and switched.parent_map
+    assert switched.child_map == reference.child_map == on_disk["child_map"]
+    assert switched.group_map == reference.group_map is not None
+    assert switched.metadata.send_anonymous_usage_stats is reference.metadata.send_anonymous_usage_stats is False
