@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Iterator, Mapping
 
 from ingest.file_memo import file_stamp, keep, kept
-from ingest.files import write_atomically
+from ingest.files import file_lines, json_lines_at_once, write_atomically
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,21 @@ class RawEntry:
     last_modified: str | None = None
     parser_version: str | None = None
     final_url: str | None = None  # where the body came from after redirects (None: same as url)
+
+
+_FIELDS = frozenset(RawEntry.__dataclass_fields__)
+
+
+def _entry(doc) -> RawEntry:
+    """The entry of a manifest line. One with every field and no other (all that `put` writes) becomes
+    the frozen entry's attributes as it is, without the dataclass's __init__ (which sets each field
+    through object.__setattr__: most of the time at 100,000 lines); any other goes through __init__
+    (its defaults, its errors)."""
+    if not isinstance(doc, dict) or doc.keys() != _FIELDS:
+        return RawEntry(**doc)
+    entry = object.__new__(RawEntry)
+    object.__setattr__(entry, "__dict__", doc)
+    return entry
 
 
 def sha256_hex(body: bytes) -> str:
@@ -135,12 +150,11 @@ class RawStore:
             return []
         parsed = kept(path, stamp)  # entries are frozen: sharing them between readers is safe
         if parsed is None:
-            parsed = []
-            with path.open(encoding="utf-8") as fh:
-                for line in fh:
-                    line = line.strip()
-                    if line:
-                        parsed.append(RawEntry(**json.loads(line)))
+            lines = file_lines(path)
+            docs = json_lines_at_once(lines)
+            if docs is None:  # a blank or bad line: as before, skipped or raised line by line
+                docs = [json.loads(line) for line in map(str.strip, lines) if line]
+            parsed = [_entry(doc) for doc in docs]
             keep(path, stamp, parsed)
         return list(parsed)
 

@@ -97,6 +97,40 @@ def test_the_raw_manifest_is_read_again_after_an_append_or_a_rewrite(tmp_path):
     assert len(store.entries("src")) == 3
 
 
+def test_the_raw_manifest_reads_the_same_entries_at_once_or_line_by_line(tmp_path):
+    """Parsed as one array when every line is whole; a blank line is skipped and a bad one raises,
+    as line by line. An entry of an older shape (no `final_url`, `parser_version`) gets the defaults;
+    one with a field RawEntry does not have fails as it did."""
+    import dataclasses
+
+    import pytest
+
+    from ingest import file_memo
+    from ingest.raw_store import RawEntry
+
+    store, entries = stored(tmp_path)
+    manifest = store.manifest_path("src")
+    assert store.entries("src") == entries and all(type(e) is RawEntry for e in store.entries("src"))
+    assert {e: 1 for e in store.entries("src")}.keys() == {e: 1 for e in entries}.keys()  # hashable, equal
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        store.entries("src")[0].url = "changed"
+
+    old = {k: v for k, v in dataclasses.asdict(entries[0]).items() if k not in ("final_url", "parser_version")}
+    lines = manifest.read_text().split("\n")[:-1]
+    manifest.write_text("\n".join(["", *lines, "   ", json.dumps(old)]) + "\n")  # blank lines, no newline lost
+    file_memo._KEPT.clear()
+    assert store.entries("src") == [*entries, dataclasses.replace(entries[0], final_url=None, parser_version=None)]
+
+    manifest.write_text("\n".join([*lines, json.dumps({**old, "colour": "red"})]) + "\n")  # an unknown field
+    file_memo._KEPT.clear()
+    with pytest.raises(TypeError):
+        store.entries("src")
+    manifest.write_text("\n".join([*lines, lines[0][:50]]) + "\n")  # a torn line: an error, as ever
+    file_memo._KEPT.clear()
+    with pytest.raises(ValueError):
+        store.entries("src")
+
+
 def test_the_ledger_is_read_again_after_a_record_or_a_forget(tmp_path):
     ledger = Ledger(tmp_path / "landing", "src")
 
@@ -117,6 +151,39 @@ def test_the_ledger_is_read_again_after_a_record_or_a_forget(tmp_path):
     log_lines = (ledger.dir / "_outcomes.jsonl").read_text().splitlines()
     assert json.loads(log_lines[-1])["url"] == "u4"
     assert os.path.exists(ledger.dir / f"{4:064x}.json")
+
+
+def test_the_ledger_log_is_read_whole_or_line_by_line_with_the_same_outcomes(tmp_path):
+    """The log is parsed as one array; a torn or bad line sends it line by line without that line.
+    Entries of every shape come out as the ledger files say, and a whole log is never appended to."""
+    ledger = Ledger(tmp_path / "landing", "src")
+    entries = [PayloadOutcome(sha256=f"{i:064x}", fetched_at=f"2026-11-0{i}T00:00:00Z", url=f"u{i}\u2028",
+                              status="landed", parsed={"items": i}, files={f"src/items/{i}.parquet": "ab"})
+               for i in (1, 2, 3)]
+    ledger.record(entries)
+    log = ledger.dir / "_outcomes.jsonl"
+    # a line separator inside a value, as a writer with ensure_ascii=False leaves it: still one line
+    log.write_text("".join(json.dumps(vars(e), ensure_ascii=False) + "\n" for e in entries), encoding="utf-8")
+    whole = log.read_bytes()
+    assert ledger.outcomes() == entries
+    assert all(type(o) is PayloadOutcome for o in ledger.outcomes())
+    assert log.read_bytes() == whole  # every entry was in the log: nothing added
+
+    # an entry of an older shape (no `files`, no `quarantined`): the dataclass's defaults
+    old = {"sha256": f"{4:064x}", "fetched_at": "2026-11-04T00:00:00Z", "url": "u4", "status": "rejected",
+           "reason": "not JSON", "parsed": {}, "landed": {}}
+    (ledger.dir / f"{4:064x}.json").write_text(json.dumps(old))
+    with log.open("a") as fh:
+        fh.write(json.dumps(old) + "\n")
+    older = PayloadOutcome(**old)
+    assert ledger.outcomes() == [*entries, older] and ledger.outcomes()[-1].files == {}
+
+    # a torn line between whole ones, then a torn last line: the whole lines are read, nothing lost
+    lines = log.read_text(encoding="utf-8").split("\n")
+    log.write_text("\n".join([lines[0], lines[1][:57], *lines[1:4]]) + "\n" + lines[0][:80], encoding="utf-8")
+    torn = log.read_bytes()
+    assert ledger.outcomes() == [*entries, older]
+    assert log.read_bytes() == torn
 
 
 def test_what_publish_reports_of_the_sources_is_kept_while_no_raw_manifest_changes(tmp_path, monkeypatch):
