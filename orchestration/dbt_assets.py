@@ -1,6 +1,7 @@
 """dbt models as Dagster assets: each refresh builds a NEW DuckDB file under warehouse/build/."""
 
 import contextlib
+import io
 import json
 import os
 import re
@@ -23,6 +24,7 @@ from orchestration.resources import build_dir, build_path
 from orchestration.tags import SOURCES_TAG
 from publish.inputs import inputs_fingerprint, published_inputs, sidecar
 from publish.report import sources_meta
+from publish.verify import disk_error
 
 LAYERS = ("staging", "intermediate", "marts", "site", "audit")
 
@@ -79,6 +81,46 @@ def code_revision() -> str:
         return "unknown"
     except OSError:
         return "unknown"
+
+
+class DbtLog(io.TextIOBase):
+    """A refresh's dbt log (dagster-dbt writes dbt's output to stdout, redirected here). A write
+    or flush that fails (a full disk) is kept in `error`, not raised: raised inside dagster-dbt's
+    stream, it left that stream's reader of dbt's stdout to be closed by the garbage collector,
+    whose bare `except:` swallows the GeneratorExit ("Exception ignored in ... RuntimeError:
+    generator ignored GeneratorExit", a traceback on the terminal). dbt runs to its end; the
+    build then fails with the error."""
+
+    def __init__(self, path: Path) -> None:
+        self.file = open(path, "w", encoding="utf-8")
+        self.error: OSError | None = None
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        if self.error is None:
+            try:
+                self.file.write(text)
+            except OSError as exc:
+                self.error = exc
+        return len(text)
+
+    def flush(self) -> None:
+        if self.error is None:
+            try:
+                self.file.flush()
+            except OSError as exc:
+                self.error = exc
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        super().close()  # flushes through flush() above
+        try:
+            self.file.close()  # closes the file even when its last flush fails
+        except OSError as exc:
+            self.error = self.error or exc
 
 
 def first_dbt_failure(target: os.PathLike, output: os.PathLike) -> str:
@@ -298,7 +340,7 @@ def _run_dbt(context: dg.AssetExecutionContext, dbt: DbtCliResource, path: Path)
     for old in sorted(log_dir.glob("dbt-*.log"))[:-20]:
         old.unlink(missing_ok=True)
     log_path = log_dir / f"dbt-{run_id}.log"
-    with open(log_path, "w", encoding="utf-8") as log_file, contextlib.redirect_stdout(log_file):
+    with DbtLog(log_path) as log_file, contextlib.redirect_stdout(log_file):
         total = node_count()
         for done, event in enumerate(invocation.stream(), 1):
             count("dbt", min(done, total), total, "nodes done")
@@ -306,8 +348,13 @@ def _run_dbt(context: dg.AssetExecutionContext, dbt: DbtCliResource, path: Path)
     Path(str(building) + ".pid").unlink(missing_ok=True)  # benchwh-dbt's pid file: dbt has exited
     if not invocation.is_successful():
         reason = first_dbt_failure(target, log_path)
+        if log_file.error is not None:  # the disk that failed dbt may have failed its log too
+            reason += f"; {disk_error(log_file.error, log_path)}"
         remove_build(run_id)
         raise dg.Failure(description=f"{reason} (run {run_id}, log {log_path})")
+    if log_file.error is not None:
+        remove_build(run_id)
+        raise disk_error(log_file.error, log_path)
     progress(f"dbt: {built_summary(target)}")
     if engine == "spark":
         # Spark wrote Parquet tables, no DuckDB file: the run's build file is assembled from them

@@ -152,18 +152,22 @@ _DISK_FULL = ("no space left on device", "disk i/o error", "database or disk is 
 
 
 def disk_full_line(text: str) -> str | None:
-    """One line for a full disk, naming the path written (when the error says it) and the free
-    space of the warehouse home; None when the text is not about a full disk."""
+    """One line for a full disk, naming the path written (when the error says it, else the warehouse
+    home) and the free space where it was written; None when the text is not about a full disk."""
     lowered = (text or "").lower()
     if not any(marker in lowered for marker in _DISK_FULL):
         return None
     home = config.home()
     found = re.search(re.escape(str(home)) + r"[^\s'\"]*", text or "")
+    written = Path(found.group(0).rstrip('.,:;)')) if found else home
+    folder = written  # the free space where it was written (logs/ may be a disk of its own)
+    while not folder.is_dir() and folder != home:
+        folder = folder.parent
     try:
-        free = shutil.disk_usage(home).free
+        free = shutil.disk_usage(folder).free
     except OSError:
         free = 0
-    return f"disk full writing {found.group(0).rstrip('.,:;)') if found else home} ({free / 1e6:.1f} MB free)"
+    return f"disk full writing {written} ({free / 1e6:.1f} MB free)"
 
 
 def fault(point: str) -> None:

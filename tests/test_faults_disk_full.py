@@ -14,19 +14,23 @@ from tests.helpers.pipeline import file_sha256, run_benchwh
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture
-def small_disk(tmp_path):
+def tmpfs(mnt, size: str):
+    """A tmpfs of `size` mounted on the folder `mnt` while the test runs (skips without root)."""
     if os.geteuid() != 0:
-        pytest.skip("mounting a 30 MB tmpfs needs root")
-    mnt = tmp_path / "tmpfs"
-    mnt.mkdir()
-    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=30m", "tmpfs", str(mnt)], capture_output=True, text=True)
+        pytest.skip(f"mounting a {size} tmpfs needs root")
+    mnt.mkdir(parents=True)
+    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mnt)], capture_output=True, text=True)
     if proc.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {proc.stderr.strip()}")
     try:
         yield mnt
     finally:
         subprocess.run(["umount", "-l", str(mnt)], check=False)
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    yield from tmpfs(tmp_path / "tmpfs", "30m")
 
 
 def test_disk_full_is_one_line_and_leaves_no_partial_files(offline_warehouse, small_disk):
@@ -47,4 +51,25 @@ def test_disk_full_is_one_line_and_leaves_no_partial_files(offline_warehouse, sm
         p.suffix in (".duckdb", ".wal") and p.parent.name in ("build", "history")
         or ".tmp" in p.name)]
     assert leftovers == [], leftovers
+    assert files_outside(home) == outside
+
+
+def test_a_full_disk_under_the_dbt_log_is_one_line_naming_the_log(warehouse_copy):
+    """logs/ on a disk of 12 kB: the build itself has room, dbt's log does not. dagster-dbt's stream
+    printed a traceback when writing the log failed inside it; the refresh fails with one line
+    naming the log and that disk's free space, and publishes nothing."""
+    home = warehouse_copy
+    (home / "benchmarks.duckdb").unlink()  # the refresh builds
+    shutil.rmtree(home / "logs", ignore_errors=True)
+    outside, history = files_outside(home), sorted((home / "history").glob("*.duckdb"))
+    for _ in tmpfs(home / "logs", "12k"):
+        proc = run_benchwh(home, "refresh", "--no-fetch")
+        assert proc.returncode == 1, proc.stderr[-3000:]
+        assert "Traceback" not in proc.stderr and "Exception ignored" not in proc.stderr, proc.stderr[-3000:]
+        last = proc.stderr.strip().splitlines()[-1]
+        assert last.startswith(f"benchwh: refresh failed: disk full writing {home / 'logs'}/dbt-"), last
+        assert ".log (0.0 MB free)" in last, last
+    assert not (home / "benchmarks.duckdb").exists()
+    assert sorted((home / "history").glob("*.duckdb")) == history
+    assert [p for p in (home / "build").glob("*") if p.suffix in (".duckdb", ".wal")] == []
     assert files_outside(home) == outside
