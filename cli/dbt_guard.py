@@ -156,8 +156,8 @@ MANIFEST_JSON_SWITCH = "BENCHWH_DBT_MANIFEST_JSON"
 
 def build_without_manifest_json() -> bool:
     """A `dbt build` writes target/manifest.json twice, after loading the project and again at
-    its end (with semantic_manifest.json): ~0.9 CPU-s of every build of this project, whatever the
-    scale, for a file no build here reads (a refresh keeps only the target's partial_parse.msgpack:
+    its end (with semantic_manifest.json): ~0.5-1 CPU-s of a cold build of this project, whatever
+    the scale (less in a warm worker, whose server wrote the serializers), for a file no build here reads (a refresh keeps only the target's partial_parse.msgpack:
     orchestration/dbt_state.py). With BENCHWH_DBT_MANIFEST_JSON=0 (the orchestration's builds,
     DBT_BUILD_ENV) a build does what writing it did to the loaded manifest (its parent, child and
     group maps, its tracking metadata) and skips the file; run_results.json is written as before.
