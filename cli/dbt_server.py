@@ -109,6 +109,24 @@ def idle_seconds() -> float:
     return value if value > 0 else IDLE_S_DEFAULT
 
 
+def prestart(cache: Path | None, kind: str = "dbt") -> bool:
+    """Start the warm server for `cache` in the background unless one is listening (or servers are
+    off): a refresh does this as it begins, so that its first build forks warm instead of importing
+    dbt on its way (a nightly refresh found none: the last run was a day before). True when one
+    was started."""
+    if cache is None or not wanted(kind):
+        return False
+    address = server_address(cache, kind)
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+        try:
+            probe.connect(address)  # the server reads no request from it and goes on
+            return False
+        except OSError:
+            pass
+    _start_server(cache, address, kind)
+    return True
+
+
 # ---- the benchwh-dbt side -----------------------------------------------------------------------
 def run_in_warm_worker(cache: Path, argv: list[str], kind: str = "dbt") -> int | None:
     """The exit status of the run (dbt's, or for kind "cli" `benchwh`'s; argv then starts with

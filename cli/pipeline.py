@@ -70,6 +70,14 @@ def _all_failure_texts(result) -> list[str]:
     return texts
 
 
+def _prestart_dbt_server() -> None:
+    """The warm dbt server started while the refresh lands (cli/dbt_server.py `prestart`)."""
+    from cli import dbt_server
+    from cli.dbt_guard import process_cache_dir
+
+    dbt_server.prestart(process_cache_dir())
+
+
 def run_refresh(offline: bool = False, sources: list[str] | None = None,
                 log: Callable[[str], None] = progress, engine: str | None = None,
                 executor: str | None = None) -> RefreshResult:
@@ -81,6 +89,7 @@ def run_refresh(offline: bool = False, sources: list[str] | None = None,
 
     started = time.monotonic()
     ensure_dagster_home()
+    _prestart_dbt_server()
     with home_lock("refresh", log):
         clean_abandoned_builds(log=log)
         sweep_temporaries(log=log)

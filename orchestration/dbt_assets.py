@@ -24,7 +24,7 @@ from orchestration.resources import build_dir, build_path
 from orchestration.tags import SOURCES_TAG
 from publish.inputs import inputs_fingerprint, published_inputs, sidecar
 from publish.report import sources_meta
-from publish.verify import disk_error
+from publish.verify import disk_error, fault
 
 LAYERS = ("staging", "intermediate", "marts", "site", "audit")
 
@@ -333,6 +333,7 @@ def _run_dbt(context: dg.AssetExecutionContext, dbt: DbtCliResource, path: Path)
     engine = step_engine(context.run.tags)
     if engine == "spark":
         args += spark_build_args(run_id)
+    fault("dbt-start")
     invocation = dbt.cli(args, context=context, raise_on_error=False, target_path=target)
     # dbt's own log goes to a file, not the terminal of whoever runs `benchwh`
     log_dir = config.home() / "logs"

@@ -141,6 +141,25 @@ def test_the_first_run_starts_the_server_and_the_next_ones_run_in_its_workers(ca
         assert failed.returncode == 2 and "No such command 'no-such-command'" in failed.stderr
 
 
+def test_a_refresh_starts_the_dbt_server_before_its_build(cache, tmp_path):
+    """A refresh starts the warm dbt server as it begins: by its build (here the refresh dies just
+    before dbt starts, BENCHWH_FAULT=dbt-start) one is listening though no benchwh-dbt ran. With
+    the switch off, none is started."""
+    for switch, home in (("0", tmp_path / "off"), ("1", tmp_path / "on")):
+        env = env_for(cache, BENCHWH_HOME=str(home), BENCHWH_FAULT="dbt-start", BENCHWH_CLI_SERVER="0",
+                      BENCHWH_DBT_SERVER=switch)
+        proc = subprocess.run([BENCHWH, "refresh", "--offline"], env=env, capture_output=True, text=True,
+                              timeout=300, cwd=tmp_path)
+        assert proc.returncode == -signal.SIGKILL, proc.stderr[-2000:]
+        assert "dbt: building into" in proc.stdout + proc.stderr  # killed at the build, after landing
+        assert not list((home / "logs").glob("dbt-*.log"))  # dbt never started
+        if switch == "0":
+            time.sleep(2)
+            assert server_pids(cache) == [] and not listening(address(cache))
+    wait_for_server(cache, timeout=60)
+    assert len(server_pids(cache, "dbt")) == 1
+
+
 def start_waiting_dbt(cache: Path, work: Path, sigint=signal.SIG_DFL, job: bool = False,
                       **extra: str) -> tuple[subprocess.Popen, int]:
     """`dbt init` waiting at its first prompt for a line this test never writes (it holds the pipe
