@@ -140,11 +140,19 @@ def disk_error(exc: OSError, path: Path) -> OSError:
     """A full disk as one line naming the path and the free space; other errors unchanged."""
     if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
         return exc
+    return OSError(exc.errno, f"disk full writing {path} ({_free_bytes(path) / 1e6:.1f} MB free)")
+
+
+def _free_bytes(path: Path) -> int:
+    """Free space of the disk `path` is written to: its nearest existing folder's (a folder under
+    the home may be a disk of its own); 0 when that cannot be read."""
+    folder = Path(path)
+    while not folder.is_dir() and folder != folder.parent:
+        folder = folder.parent
     try:
-        free = shutil.disk_usage(path.parent if not path.is_dir() else path).free
+        return shutil.disk_usage(folder).free
     except OSError:
-        free = 0
-    return OSError(exc.errno, f"disk full writing {path} ({free / 1e6:.1f} MB free)")
+        return 0
 
 
 _DISK_FULL = ("no space left on device", "disk i/o error", "database or disk is full", "disk quota exceeded",
@@ -160,14 +168,7 @@ def disk_full_line(text: str) -> str | None:
     home = config.home()
     found = re.search(re.escape(str(home)) + r"[^\s'\"]*", text or "")
     written = Path(found.group(0).rstrip('.,:;)')) if found else home
-    folder = written  # the free space where it was written (logs/ may be a disk of its own)
-    while not folder.is_dir() and folder != home:
-        folder = folder.parent
-    try:
-        free = shutil.disk_usage(folder).free
-    except OSError:
-        free = 0
-    return f"disk full writing {written} ({free / 1e6:.1f} MB free)"
+    return f"disk full writing {written} ({_free_bytes(written) / 1e6:.1f} MB free)"
 
 
 def fault(point: str) -> None:
