@@ -4,8 +4,24 @@
 -- Reported memory is read as binary GB (a "24 GB" card, LocalScore's 23.99, a 16 GB Mac:
 -- x 2^30 bytes). machine_kind is the label a page prints for the kind of machine ("2× Tesla T4",
 -- "Windows, CPU only · 12 CPUs"); headline_label the one-line description of one machine.
-with samples as (
-    select * from {{ ref('int_speed_samples_resolved') }}
+-- Read per run from the union, with only the hardware resolution: a run states its machine once
+-- for all its samples, and the resolved samples' other joins are not needed here.
+with runs as (
+    select distinct
+        source, source_run_id, raw_hardware_name, hardware_memory_gb,
+        gpu_count, os, cpu_name, ram_gb, country
+    from {{ ref('int_speed_samples_unioned') }}
+),
+
+samples as (
+    select
+        runs.*,
+        hardware.hardware_id,
+        {{ machine_id('hardware.hardware_id', 'runs') }} as machine_id
+    from runs
+    left join {{ ref('int_hardware_names_resolved') }} as hardware
+        on runs.raw_hardware_name is not distinct from hardware.raw_hardware_name
+        and runs.hardware_memory_gb is not distinct from hardware.hardware_memory_gb
 ),
 
 machines as (
