@@ -7,7 +7,9 @@ In one process tree and one run:
   land_full         every raw payload through the real ingest code (Lander.land_pending)
   dbt_parse         `dbt parse` into the home's dbt-state/ (once per code revision, as a refresh keeps it)
   dbt_full          the real dbt project, `dbt build` with the env, path and flags the orchestration
-                    uses, starting from that parse (unit tests skipped unless BENCHWH_DBT_UNIT_TESTS=1)
+                    uses, starting from that parse (unit tests skipped unless BENCHWH_DBT_UNIT_TESTS=1),
+                    forked from the warm dbt server as a refresh's build is (the server's start-up,
+                    which a refresh overlaps with its fetch and landing, is timed apart)
   floor             benchmarks/floor.sql: fct_speed_summary by one hand-written DuckDB script
   publish_full      `benchwh refresh --no-fetch`: the real job builds and publishes the full warehouse
   add_incremental   new signed run files through `benchwh runs add` (ingest.sources.runs.add.add_paths)
@@ -15,7 +17,11 @@ In one process tree and one run:
   dbt_incremental   the bare dbt build again, into a new file
   startup           `benchwh refresh --offline` in a new home (the bundled recordings)
   noop              the same again: nothing new lands
-Each phase is a child process; its peak RSS comes from wait4 (the largest process of its tree).
+Each phase is a child process; its peak RSS comes from wait4 (the largest process of its tree) and,
+for a build forked from the warm dbt server (no child of the phase), from that process's VmHWM.
+dbt and the refreshes run as a nightly refresh does: each refresh starts its dbt server as it
+begins, and no server outlives its phase; `--cold` runs every dbt in its own process, `--warm`
+lets everything fork from servers that stay up (as the tests do).
 Prints a table, the ratios and each goal of issue 17 with PASS/MISS; writes everything as JSON.
 """
 from __future__ import annotations
@@ -27,7 +33,9 @@ import platform
 import shutil
 import subprocess
 import sys
+import signal
 import tempfile
+import threading
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -56,14 +64,57 @@ def _bin(name: str) -> str:
     return str(path) if path.exists() else name
 
 
-def run_phase(name: str, cmd: list[str], env: dict, log: Path, cwd: Path = ROOT) -> dict:
+class BuildPeak(threading.Thread):
+    """The peak RSS of the process a build's pid file names (cli/dbt_guard.py writes it in the
+    process that runs dbt): a build forked from the warm dbt server is no child of its phase, so
+    wait4 does not see it. Sampled every 50 ms from /proc (VmHWM: the peak so far)."""
+
+    def __init__(self, pid_file: Path) -> None:
+        super().__init__(daemon=True)
+        self.pid_file, self.pids, self.peak_kb, self.child_pid = pid_file, set(), 0, None
+        self._done = threading.Event()
+        pid_file.unlink(missing_ok=True)  # a finished build's, naming another process
+
+    def run(self) -> None:
+        while not self._done.wait(0.05):
+            self.sample()
+
+    def sample(self) -> None:
+        try:
+            pid = int(self.pid_file.read_text())
+            status = Path(f"/proc/{pid}/status").read_text()
+        except (OSError, ValueError):
+            return
+        self.pids.add(pid)
+        for line in status.splitlines():
+            if line.startswith("VmHWM:"):
+                self.peak_kb = max(self.peak_kb, int(line.split()[1]))
+
+    def finish(self) -> int:
+        self._done.set()
+        self.join()
+        return self.peak_kb
+
+    @property
+    def forked(self) -> bool:
+        """Did dbt run in a process other than the phase's own (a warm server's worker)?"""
+        return any(pid != self.child_pid for pid in self.pids)
+
+
+def run_phase(name: str, cmd: list[str], env: dict, log: Path, cwd: Path = ROOT,
+              build_peak: BuildPeak | None = None) -> dict:
     """Run one phase as a child; return seconds, peak MB and the JSON line it printed (if any)."""
     started = time.perf_counter()
+    if build_peak is not None:
+        build_peak.start()
     with open(log, "w", encoding="utf-8") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=cwd)
+        if build_peak is not None:
+            build_peak.child_pid = proc.pid
         _pid, status, usage = os.wait4(proc.pid, 0)
         proc.returncode = os.waitstatus_to_exitcode(status)
     seconds = time.perf_counter() - started
+    peak_kb = max(usage.ru_maxrss, build_peak.finish() if build_peak is not None else 0)
     text = log.read_text(encoding="utf-8", errors="replace")
     if proc.returncode != 0:
         tail = " | ".join(line.strip() for line in text.strip().splitlines()[-3:])
@@ -76,7 +127,7 @@ def run_phase(name: str, cmd: list[str], env: dict, log: Path, cwd: Path = ROOT)
                 break
             except ValueError:
                 pass
-    return {"phase": name, "seconds": round(seconds, 2), "peak_mb": round(usage.ru_maxrss / 1024, 1),
+    return {"phase": name, "seconds": round(seconds, 2), "peak_mb": round(peak_kb / 1024, 1),
             "rows": result.get("rows"), "detail": result.get("detail", {}),
             "inner_seconds": result.get("seconds")}
 
@@ -109,8 +160,51 @@ def parse_phase(home: Path, work: Path, env: dict) -> dict:
     return result
 
 
-def dbt_phase(name: str, home: Path, work: Path, env: dict) -> dict:
-    """`dbt build` as dbt_assets runs it: the home's build path and parse state, the build's values."""
+def stop_dbt_servers(work: Path) -> int:
+    """Stop the warm dbt servers this benchmark's phases started (their command line names its
+    process cache, under `work`): none outlives its phase, as none is alive when a nightly
+    refresh begins. The number stopped."""
+    marker = str(work).encode()
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"cli.dbt_server" in cmdline and marker in cmdline:
+            pids.append(int(entry.name))
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except OSError:
+            pass
+    deadline = time.monotonic() + 10
+    waiting = list(pids)
+    while waiting and time.monotonic() < deadline:
+        time.sleep(0.05)
+        waiting = [pid for pid in waiting if _running(pid)]
+    return len(pids)
+
+
+def _running(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def build_peak(home: Path) -> BuildPeak:
+    from orchestration.dbt_state import BUILDING_IN_HOME
+
+    return BuildPeak(home / f"{BUILDING_IN_HOME}.pid")
+
+
+def dbt_phase(name: str, home: Path, work: Path, env: dict, starts: str = "cold") -> dict:
+    """`dbt build` as dbt_assets runs it: the home's build path and parse state, the build's values.
+    Unless `starts` is "cold", forked from the warm dbt server, started first (and timed apart) as a
+    refresh starts it while it fetches and lands; "nightly" stops it after the build."""
     from orchestration.dbt_state import BUILDING_IN_HOME, move_build, reuse_parse
 
     build = work / f"{name}.duckdb"
@@ -121,7 +215,19 @@ def dbt_phase(name: str, home: Path, work: Path, env: dict) -> dict:
     if env.get("BENCHWH_DBT_UNIT_TESTS") != "1":
         # as orchestration/dbt_assets.py: refresh builds skip dbt unit tests (CI runs them)
         cmd += ["--exclude-resource-type", "unit_test"]
-    result = run_phase(name, cmd, dbt_env(home, env, name), work / f"{name}.log", cwd=home)  # dbt runs in the home
+    server_seconds = None
+    if starts != "cold":
+        server = run_phase(f"{name}_dbt_server", [sys.executable, "-m", "benchmarks.phases", "dbt-server",
+                                                  "--home", str(home)],
+                           dbt_env(home, env, name), work / f"{name}_dbt_server.log", cwd=home)
+        server_seconds = server["seconds"]
+    peak = build_peak(home)
+    try:
+        result = run_phase(name, cmd, dbt_env(home, env, name), work / f"{name}.log", cwd=home,  # dbt runs in the home
+                           build_peak=peak)
+    finally:
+        if starts == "nightly":
+            stop_dbt_servers(work)
     move_build(home / BUILDING_IN_HOME, build)
     import duckdb
 
@@ -135,6 +241,7 @@ def dbt_phase(name: str, home: Path, work: Path, env: dict) -> dict:
     result["rows"] = summary
     result["detail"] = {"fct_speed_measurements": measurements, "fct_api_prices": prices,
                         "build_file": str(build), "parse_reused": reused, **parse_profile(work / f"{name}.log"),
+                        "forked": peak.forked, "dbt_server_start_seconds": server_seconds,
                         **node_profile(target, home / "dbt-state")}
     return result
 
@@ -146,9 +253,15 @@ def parse_profile(log: Path) -> dict:
     return {"full_parse": full}
 
 
-def refresh_phase(name: str, home: Path, work: Path, env: dict, *args: str) -> dict:
-    """`benchwh` end to end (a child process): rows = fct_speed_summary of the published file."""
-    result = run_phase(name, [_bin("benchwh"), *args], env, work / f"{name}.log")
+def refresh_phase(name: str, home: Path, work: Path, env: dict, *args: str, starts: str = "cold") -> dict:
+    """`benchwh` end to end (a child process): rows = fct_speed_summary of the published file. The
+    refresh starts its own dbt server unless servers are off; "nightly" stops it after the phase."""
+    peak = build_peak(home)
+    try:
+        result = run_phase(name, [_bin("benchwh"), *args], env, work / f"{name}.log", build_peak=peak)
+    finally:
+        if starts == "nightly":
+            stop_dbt_servers(work)
     text = (work / f"{name}.log").read_text(encoding="utf-8", errors="replace")
     last = [line for line in text.splitlines() if line.strip()][-1:] or [""]
     import duckdb
@@ -159,8 +272,9 @@ def refresh_phase(name: str, home: Path, work: Path, env: dict, *args: str) -> d
         version = con.execute("select version from audit.build_info").fetchone()[0]
     finally:
         con.close()
+    # forked: the refresh's build ran in a worker of a warm dbt server (none when it was skipped)
     result["detail"] = {"published_version": version, "last_line": last[0][:300],
-                        "build_skipped": "build skipped" in text}
+                        "build_skipped": "build skipped" in text, "dbt_forked": peak.forked}
     return result
 
 
@@ -272,6 +386,12 @@ def print_table(report: dict) -> None:
         rows = "" if p["rows"] is None else f"{p['rows']:,}"
         print(f"{p['phase']:<22}{p['seconds']:>10.1f}{p['peak_mb']:>10.0f}{rows:>12}")
     print()
+    for p in report["phases"]:
+        detail = p.get("detail") or {}
+        if detail.get("dbt_server_start_seconds") is not None:
+            how = "forked from" if detail.get("forked") else "ran beside (not forked from)"
+            print(f"{p['phase']} {how} the warm dbt server, started {detail['dbt_server_start_seconds']:.1f} s "
+                  "before it (as a refresh starts it while it fetches and lands)")
     for key, value in report["ratios"].items():
         print(f"{key:<36}{value}")
     print(f"{'floor equals fct_speed_summary':<36}{report['floor_check']['equal']}")
@@ -279,6 +399,7 @@ def print_table(report: dict) -> None:
 
 
 WARM_NOTE = "dbt and benchwh forked from their warm servers"
+START_NOTES = {"warm": WARM_NOTE, "cold": "every dbt in its own process, no warm dbt server"}
 
 
 def goals(report: dict) -> list[dict]:
@@ -300,7 +421,8 @@ def goals(report: dict) -> list[dict]:
          GOAL_STARTUP_SECONDS, False),
         ("memory", f"largest phase peak (MB, {peak['phase']})", peak["peak_mb"], GOAL_PHASE_MB, False),
     ]
-    warm = [WARM_NOTE] if report.get("warm") else []
+    starts = report.get("starts") or ("warm" if report.get("warm") else "nightly")
+    warm = [START_NOTES[starts]] if starts in START_NOTES else []
     out = []
     for goal, measure, figure, limit, at_scale_1 in rows:
         ok = figure is not None and (figure < limit if goal == "memory" else figure <= limit)
@@ -331,9 +453,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep", action="store_true", help="keep the working folder (raw, landing, builds)")
     ap.add_argument("--engine", choices=["duckdb", "spark"], default="duckdb",
                     help="spark: also build on Spark local mode (dbt-spark) and compare with the DuckDB build")
-    ap.add_argument("--warm", action="store_true",
-                    help="let dbt and benchwh fork from their warm servers (cli/dbt_server.py), as the tests do; "
-                         "the goals are measured without them, as a nightly refresh starts")
+    starts = ap.add_mutually_exclusive_group()
+    starts.add_argument("--warm", action="store_true",
+                        help="let dbt and benchwh fork from warm servers that stay up (cli/dbt_server.py), as the "
+                             "tests do; the goals are measured as a nightly refresh starts")
+    starts.add_argument("--cold", action="store_true",
+                        help="run every dbt in its own process, with no warm dbt server (the builds import dbt)")
     args = ap.parse_args(argv)
     if not (0 < args.scale <= 10):
         print(f"benchmarks.run: --scale must be in (0, 10], got {args.scale}", file=sys.stderr)
@@ -359,19 +484,27 @@ def main(argv: list[str] | None = None) -> int:
     (work / MARKER).touch()
     home, incoming = work / "home", work / "incoming"
     # the refresh phases keep their Dagster instance in their own home
-    # every dbt and benchwh starts cold, as a nightly refresh's does, unless --warm (cli/dbt_server.py)
-    warm = "1" if args.warm else "0"
+    # as a nightly refresh starts (cli/dbt_server.py): `benchwh` in its own process, dbt forked
+    # from the server each refresh starts as it begins, none alive before; --warm: everything
+    # forks from servers that stay up; --cold: no dbt server
+    starts_as = "warm" if args.warm else "cold" if args.cold else "nightly"
     env = {**{k: v for k, v in os.environ.items() if k != "DAGSTER_HOME"}, "BENCHWH_HOME": str(home),
-           "PYTHONPATH": str(ROOT), "BENCHWH_DBT_SERVER": warm, "BENCHWH_CLI_SERVER": warm}
+           "PYTHONPATH": str(ROOT), "BENCHWH_DBT_SERVER": "0" if args.cold else "1",
+           "BENCHWH_CLI_SERVER": "1" if args.warm else "0"}
+    if starts_as == "nightly":  # this run's own servers: their command line names it (stop_dbt_servers)
+        env["BENCHWH_DBT_CACHE"] = str(work / "dbt-process-cache")
+    # the parse runs in its own process (in a refresh it overlaps the server's start-up)
+    parse_env = env if args.warm else {**env, "BENCHWH_DBT_SERVER": "0"}
     py = sys.executable
     report: dict = {"scale": args.scale, "seed": args.seed,
                     "dbt_unit_tests": env.get("BENCHWH_DBT_UNIT_TESTS") == "1",
-                    "warm": args.warm,
+                    "warm": args.warm, "starts": starts_as,
                     "duckdb_memory_limit": memory_limit,
                     "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
                     "machine": machine(), "work": str(work), "phases": []}
     print(f"benchmark at scale {args.scale:g} in {work} (DuckDB memory limit {memory_limit}"
-          + (f"; {WARM_NOTE}: not the goals' cold starts" if args.warm else "") + ")", flush=True)
+          + (f"; {START_NOTES[starts_as]}: not how a nightly refresh starts" if starts_as != "nightly" else "")
+          + ")", flush=True)
     try:
         gen = run_phase("generate", [py, "-m", "benchmarks.generate", "--scale", str(args.scale),
                                      "--seed", str(args.seed), "--home", str(home),
@@ -384,19 +517,22 @@ def main(argv: list[str] | None = None) -> int:
         steps = [
             ("land_full", lambda: run_phase("land_full", [py, "-m", "benchmarks.phases", "land", "--home", str(home)],
                                             env, work / "land_full.log")),
-            ("dbt_parse", lambda: parse_phase(home, work, env)),
-            ("dbt_full", lambda: dbt_phase("dbt_full", home, work, env)),
+            ("dbt_parse", lambda: parse_phase(home, work, parse_env)),
+            ("dbt_full", lambda: dbt_phase("dbt_full", home, work, env, starts_as)),
             ("floor", lambda: run_phase("floor", [py, "-m", "benchmarks.phases", "floor", "--home", str(home),
                                                   "--out", str(work / "floor.duckdb")], env, work / "floor.log")),
-            ("publish_full", lambda: refresh_phase("publish_full", home, work, env, "refresh", "--no-fetch")),
+            ("publish_full", lambda: refresh_phase("publish_full", home, work, env, "refresh", "--no-fetch",
+                                                   starts=starts_as)),
             ("add_incremental", lambda: run_phase("add_incremental", [py, "-m", "benchmarks.phases", "add", "--home",
                                                                       str(home), "--incoming", str(incoming)],
                                                   env, work / "add_incremental.log")),
             ("publish_incremental", lambda: refresh_phase("publish_incremental", home, work, env,
-                                                          "refresh", "--no-fetch")),
-            ("dbt_incremental", lambda: dbt_phase("dbt_incremental", home, work, env)),
-            ("startup", lambda: refresh_phase("startup", offline_home, work, offline_env, "refresh", "--offline")),
-            ("noop", lambda: refresh_phase("noop", offline_home, work, offline_env, "refresh", "--offline")),
+                                                          "refresh", "--no-fetch", starts=starts_as)),
+            ("dbt_incremental", lambda: dbt_phase("dbt_incremental", home, work, env, starts_as)),
+            ("startup", lambda: refresh_phase("startup", offline_home, work, offline_env, "refresh", "--offline",
+                                              starts=starts_as)),
+            ("noop", lambda: refresh_phase("noop", offline_home, work, offline_env, "refresh", "--offline",
+                                           starts=starts_as)),
         ]
         if args.engine == "spark":  # after the DuckDB build of the same landing
             steps.insert(2, ("dbt_full_spark", lambda: spark_dbt_phase("dbt_full_spark", home, work, env)))

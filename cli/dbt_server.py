@@ -127,6 +127,27 @@ def prestart(cache: Path | None, kind: str = "dbt") -> bool:
     return True
 
 
+def start_and_wait(cache: Path | None, kind: str = "dbt", timeout_s: float = 120.0) -> bool:
+    """prestart, then wait until the server listens: the benchmark times a build as a refresh's
+    runs, forked from the server the refresh started while it fetched and landed. False when
+    servers are off or none listened in time."""
+    if cache is None or not wanted(kind):
+        return False
+    prestart(cache, kind)
+    address = server_address(cache, kind)
+    deadline = time.monotonic() + timeout_s
+    while True:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+            try:
+                probe.connect(address)  # refused until the server has dbt prepared and listens
+                return True
+            except OSError:
+                pass
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+
+
 # ---- the benchwh-dbt side -----------------------------------------------------------------------
 def run_in_warm_worker(cache: Path, argv: list[str], kind: str = "dbt") -> int | None:
     """The exit status of the run (dbt's, or for kind "cli" `benchwh`'s; argv then starts with

@@ -102,7 +102,7 @@ def test_goals_are_computed_from_the_measured_phases(report):
             else g["figure"] <= limit
         assert g["result"] == ("PASS" if passed else "MISS"), g
     # at scale 0.001 the scale-1 goals say where they were measured; every goal says it ran warm
-    assert report["warm"] is True
+    assert report["warm"] is True and report["starts"] == "warm"
     assert "scale 1" in goals["build"]["note"]
     assert goals["no-op refresh"]["note"] == "dbt and benchwh forked from their warm servers"
 
@@ -111,6 +111,8 @@ def test_the_builds_reuse_the_parse_and_the_noop_refresh_skips_its_build(report)
     ph = {p["phase"]: p for p in report["phases"]}
     for name in ("dbt_full", "dbt_incremental"):
         assert ph[name]["detail"]["parse_reused"] and not ph[name]["detail"]["full_parse"], name
+        # as a refresh's build: forked from the warm dbt server, which was listening before it began
+        assert ph[name]["detail"]["forked"] and ph[name]["detail"]["dbt_server_start_seconds"] > 0, name
     assert ph["startup"]["detail"]["last_line"].startswith("refreshed ")
     assert ph["noop"]["detail"]["build_skipped"]
     assert ph["noop"]["detail"]["published_version"] == ph["startup"]["detail"]["published_version"]
@@ -142,6 +144,8 @@ def test_goal_lines_at_scale_1_have_no_note():
     assert all(g["note"] is None for g in out.values())
     warm = {g["goal"]: g["note"] for g in goals({**report, "warm": True})}
     assert set(warm.values()) == {"dbt and benchwh forked from their warm servers"}
+    cold = {g["goal"]: g["note"] for g in goals({**report, "starts": "cold"})}
+    assert set(cold.values()) == {"every dbt in its own process, no warm dbt server"}
 
 
 def test_generator_is_deterministic_and_messy(tmp_path):
@@ -173,3 +177,53 @@ def test_bad_scale_is_one_line_error():
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
     assert proc.stderr.strip().count("\n") == 0 and "--scale" in proc.stderr
+
+
+# a process that is no child of the phase (as a build forked from the warm dbt server): it writes
+# its pid where a build's goes, fills ~300 MB, and tells the phase's process when it is done,
+# which then exits without waiting for it
+_UNWAITED_BUILD = """
+import os, subprocess, sys
+code = ("import os, sys; open(sys.argv[1], 'w').write(str(os.getpid())); "
+        "block = bytearray(300 * 1024 * 1024); block[::4096] = b'x' * len(block[::4096]); "
+        "import time; time.sleep(0.5); print('done', flush=True)")
+child = subprocess.Popen([sys.executable, "-c", code, sys.argv[1]], stdout=subprocess.PIPE, text=True)
+assert child.stdout.readline() == "done\\n"
+os._exit(0)
+"""
+
+
+def test_a_phase_counts_the_peak_of_the_build_its_pid_file_names(tmp_path):
+    from benchmarks.run import BuildPeak, run_phase
+
+    pid_file = tmp_path / "building.duckdb.pid"
+    pid_file.write_text("1\n")  # a finished build's, naming another process
+    peak = BuildPeak(pid_file)
+    assert not pid_file.exists()
+    result = run_phase("unwaited", [sys.executable, "-c", _UNWAITED_BUILD, str(pid_file)], dict(os.environ),
+                       tmp_path / "phase.log", cwd=tmp_path, build_peak=peak)
+    assert result["peak_mb"] >= 300, result
+    assert peak.forked and 1 not in peak.pids
+    # wait4 alone sees only the phase's own process (and what it inherited from this one at fork)
+    unseen = run_phase("unseen", [sys.executable, "-c", _UNWAITED_BUILD, str(pid_file)], dict(os.environ),
+                       tmp_path / "unseen.log", cwd=tmp_path)
+    assert unseen["peak_mb"] < 300, unseen
+
+
+def test_stop_dbt_servers_stops_only_this_benchmarks(tmp_path):
+    from benchmarks.run import stop_dbt_servers
+
+    def server(cache: Path) -> subprocess.Popen:
+        # what a server's command line holds: the module and its process cache folder
+        return subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)", "-m", "cli.dbt_server",
+                                 str(cache / "dbt-process-cache"), "address"])
+
+    ours, theirs = server(tmp_path / "bench"), server(tmp_path / "other")
+    try:
+        assert stop_dbt_servers(tmp_path / "bench") == 1
+        assert ours.wait(timeout=10) == -15
+        assert theirs.poll() is None
+    finally:
+        for proc in (ours, theirs):
+            proc.kill()
+            proc.wait()
