@@ -29,6 +29,7 @@ import json
 import os
 import signal
 import sys
+import threading
 from pathlib import Path
 
 from cli.collector import exit_without_collecting
@@ -483,6 +484,107 @@ def wrap_execute_nodes(wrap, marker: str) -> bool:
     return True
 
 
+def hand_out_nodes_as_threads_free() -> bool:
+    """dbt's main loop hands every node whose parents are done to its thread pool at once, and the
+    pool runs them first come, first served: the queue's priorities (dbt's: the graph generation)
+    order only the nodes that became ready together. Here the loop takes a node from the queue
+    only when a thread is free, and the queue puts first the node with the longest chain of nodes
+    after it, so the chain a build waits on (LocalScore's samples, the speed facts, the summary,
+    the site tables) starts as soon as its parents are done instead of after every seed's tests
+    (a scale-1 build: LocalScore's samples started at 0.3 s instead of 1.0-1.5 s). The same nodes
+    run, each after its parents and their tests. BENCHWH_DBT_CHAIN_FIRST=0 leaves dbt's order.
+    Returns False, leaving dbt as it is, if dbt changed."""
+    try:
+        from dbt.graph.queue import GraphQueue
+        from dbt.task.build import BuildTask
+        from dbt.task.run import RunTask
+        from dbt.task.runnable import GraphRunnableTask
+    except ImportError:
+        return False
+    handlers = {cls: cls.__dict__.get("handle_job_queue") for cls in (GraphRunnableTask, RunTask, BuildTask)}
+    if None in handlers.values() or not hasattr(GraphQueue, "_get_scores"):
+        return False
+    if getattr(GraphRunnableTask.run_queue, "hands_out_as_threads_free", False):
+        return True
+    run_queue, get_scores = GraphRunnableTask.run_queue, GraphQueue._get_scores
+
+    def wanted() -> bool:
+        return os.environ.get("BENCHWH_DBT_CHAIN_FIRST", "1").strip() != "0"
+
+    def run_queue_as_threads_free(self, pool):
+        if not wanted() or self.config.args.single_threaded:
+            return run_queue(self, pool)
+        free = threading.Semaphore(self.config.threads)
+        apply_async = pool.apply_async
+
+        def apply_async_then_free(func, args=(), kwds=None, callback=None, error_callback=None):
+            # the thread counts as free once the callback has marked the node done, so that the
+            # children it readies are in the queue when the loop takes the next node
+            def job(*a, **k):
+                try:
+                    result = func(*a, **k)
+                except BaseException:
+                    free.release()  # no callback follows
+                    raise
+                if callback is None:
+                    free.release()
+                return result
+
+            def callback_then_free(result):
+                try:
+                    callback(result)
+                finally:
+                    free.release()
+
+            return apply_async(job, args, kwds or {}, callback_then_free if callback else None, error_callback)
+
+        pool.apply_async = apply_async_then_free
+        self._free_threads = free
+        try:
+            return run_queue(self, pool)
+        finally:
+            del self._free_threads, pool.apply_async
+
+    def with_a_free_thread(handle_job_queue):
+        @functools.wraps(handle_job_queue)
+        def handle_job_queue_with_a_free_thread(self, pool, callback):
+            free = getattr(self, "_free_threads", None)
+            if free is None or getattr(self, "_free_thread_taken", False):  # none, or a subclass's call
+                return handle_job_queue(self, pool, callback)
+            free.acquire()
+            submitted, apply_async = [], pool.apply_async
+
+            def noting(*args, **kwargs):
+                submitted.append(True)
+                return apply_async(*args, **kwargs)
+
+            pool.apply_async, self._free_thread_taken = noting, True
+            try:
+                handle_job_queue(self, pool, callback)
+            finally:
+                pool.apply_async, self._free_thread_taken = apply_async, False
+                if not submitted:  # the node ran no job in the pool: its thread stays free
+                    free.release()
+        return handle_job_queue_with_a_free_thread
+
+    def longest_chain_first(self, graph):
+        if not wanted():
+            return get_scores(self, graph)
+        import networkx as nx
+
+        after: dict = {}  # the longest chain of nodes from each node to the graph's end
+        for node in reversed(list(nx.topological_sort(graph))):
+            after[node] = 1 + max((after[child] for child in graph.successors(node)), default=0)
+        return {node: -chain for node, chain in after.items()}  # lower runs first
+
+    run_queue_as_threads_free.hands_out_as_threads_free = True
+    GraphRunnableTask.run_queue = run_queue_as_threads_free
+    for cls, handle_job_queue in handlers.items():
+        cls.handle_job_queue = with_a_free_thread(handle_job_queue)
+    GraphQueue._get_scores = longest_chain_first
+    return True
+
+
 def write_manifest_serializers(parse_state: Path) -> bool:
     """dbt has mashumaro write each (de)serializer of its classes on first call (lazy compilation):
     ~0.55 CPU-s of every dbt process goes to writing those that read the kept parse and write
@@ -512,6 +614,7 @@ def prepare_dbt(cache: Path | None) -> None:
     keep_the_fail_fast_result()
     freeze_the_loaded_project()
     build_without_manifest_json()
+    hand_out_nodes_as_threads_free()
     if cache is not None:
         cache_compiled_templates(cache)
         cache_validation_schemas(cache)
