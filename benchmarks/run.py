@@ -71,7 +71,8 @@ class BuildPeak(threading.Thread):
 
     def __init__(self, pid_file: Path) -> None:
         super().__init__(daemon=True)
-        self.pid_file, self.pids, self.peak_kb, self.child_pid = pid_file, set(), 0, None
+        self.pid_file, self.peak_kb, self.child_pid = pid_file, 0, None
+        self.pids: dict[int, bool] = {}  # each pid the file named: is it the phase's or its descendant?
         self._done = threading.Event()
         pid_file.unlink(missing_ok=True)  # a finished build's, naming another process
 
@@ -85,7 +86,8 @@ class BuildPeak(threading.Thread):
             status = Path(f"/proc/{pid}/status").read_text()
         except (OSError, ValueError):
             return
-        self.pids.add(pid)
+        if pid not in self.pids:
+            self.pids[pid] = _descends_from(pid, self.child_pid)
         for line in status.splitlines():
             if line.startswith("VmHWM:"):
                 self.peak_kb = max(self.peak_kb, int(line.split()[1]))
@@ -97,8 +99,20 @@ class BuildPeak(threading.Thread):
 
     @property
     def forked(self) -> bool:
-        """Did dbt run in a process other than the phase's own (a warm server's worker)?"""
-        return any(pid != self.child_pid for pid in self.pids)
+        """Did dbt run outside the phase's process tree (in a warm server's worker)?"""
+        return any(not descends for descends in self.pids.values())
+
+
+def _descends_from(pid: int, ancestor: int | None) -> bool:
+    """Is `pid` the process `ancestor` or one of its descendants (by /proc's parent pids)?"""
+    while ancestor is not None and pid > 1:
+        if pid == ancestor:
+            return True
+        try:
+            pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            return False
+    return False
 
 
 def run_phase(name: str, cmd: list[str], env: dict, log: Path, cwd: Path = ROOT,

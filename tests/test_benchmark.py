@@ -179,17 +179,19 @@ def test_bad_scale_is_one_line_error():
     assert proc.stderr.strip().count("\n") == 0 and "--scale" in proc.stderr
 
 
-# a process that is no child of the phase (as a build forked from the warm dbt server): it writes
-# its pid where a build's goes, fills ~300 MB, and tells the phase's process when it is done,
-# which then exits without waiting for it
+# a process outside the phase's tree (as a build forked from the warm dbt server): started through
+# a process that exits at once, it writes its pid where a build's goes, fills ~300 MB, and tells
+# the phase's process when it is done
 _UNWAITED_BUILD = """
-import os, subprocess, sys
+import subprocess, sys
 code = ("import os, sys; open(sys.argv[1], 'w').write(str(os.getpid())); "
         "block = bytearray(300 * 1024 * 1024); block[::4096] = b'x' * len(block[::4096]); "
         "import time; time.sleep(0.5); print('done', flush=True)")
-child = subprocess.Popen([sys.executable, "-c", code, sys.argv[1]], stdout=subprocess.PIPE, text=True)
-assert child.stdout.readline() == "done\\n"
-os._exit(0)
+starter = ("import subprocess, sys; subprocess.Popen([sys.executable, '-c', sys.argv[1], sys.argv[2]], "
+           "start_new_session=True)")
+pipe = subprocess.Popen([sys.executable, "-c", starter, code, sys.argv[1]], stdout=subprocess.PIPE, text=True)
+pipe.wait()  # the starter is gone: the build's parent is now init
+assert pipe.stdout.readline() == "done\\n"
 """
 
 
@@ -204,6 +206,12 @@ def test_a_phase_counts_the_peak_of_the_build_its_pid_file_names(tmp_path):
                        tmp_path / "phase.log", cwd=tmp_path, build_peak=peak)
     assert result["peak_mb"] >= 300, result
     assert peak.forked and 1 not in peak.pids
+    # a build in the phase's own process tree (as dbt under a refresh with no server) is not forked
+    own = BuildPeak(pid_file)
+    assert run_phase("own", [sys.executable, "-c", "import os, sys; open(sys.argv[1], 'w').write(str(os.getpid())); "
+                             "import time; time.sleep(0.3)", str(pid_file)], dict(os.environ), tmp_path / "own.log",
+                     cwd=tmp_path, build_peak=own)["peak_mb"] > 0
+    assert own.pids and not own.forked
     # wait4 alone sees only the phase's own process (and what it inherited from this one at fork)
     unseen = run_phase("unseen", [sys.executable, "-c", _UNWAITED_BUILD, str(pid_file)], dict(os.environ),
                        tmp_path / "unseen.log", cwd=tmp_path)
