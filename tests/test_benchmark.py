@@ -180,16 +180,16 @@ def test_bad_scale_is_one_line_error():
 
 
 # a process outside the phase's tree (as a build forked from the warm dbt server): started through
-# a process that exits at once, it writes its pid where a build's goes, fills ~300 MB, and tells
-# the phase's process when it is done
+# a process that exits at once, it writes its pid where a build's goes, fills the MB it is given,
+# and tells the phase's process when it is done
 _UNWAITED_BUILD = """
 import subprocess, sys
 code = ("import os, sys; open(sys.argv[1], 'w').write(str(os.getpid())); "
-        "block = bytearray(300 * 1024 * 1024); block[::4096] = b'x' * len(block[::4096]); "
+        "block = bytearray(int(sys.argv[2]) * 1024 * 1024); block[::4096] = b'x' * len(block[::4096]); "
         "import time; time.sleep(0.5); print('done', flush=True)")
-starter = ("import subprocess, sys; subprocess.Popen([sys.executable, '-c', sys.argv[1], sys.argv[2]], "
+starter = ("import subprocess, sys; subprocess.Popen([sys.executable, '-c', sys.argv[1], *sys.argv[2:]], "
            "start_new_session=True)")
-pipe = subprocess.Popen([sys.executable, "-c", starter, code, sys.argv[1]], stdout=subprocess.PIPE, text=True)
+pipe = subprocess.Popen([sys.executable, "-c", starter, code, *sys.argv[1:]], stdout=subprocess.PIPE, text=True)
 pipe.wait()  # the starter is gone: the build's parent is now init
 assert pipe.stdout.readline() == "done\\n"
 """
@@ -202,9 +202,13 @@ def test_a_phase_counts_the_peak_of_the_build_its_pid_file_names(tmp_path):
     pid_file.write_text("1\n")  # a finished build's, naming another process
     peak = BuildPeak(pid_file)
     assert not pid_file.exists()
-    result = run_phase("unwaited", [sys.executable, "-c", _UNWAITED_BUILD, str(pid_file)], dict(os.environ),
+    # a child's peak by wait4 starts from this process's size at the fork: the build is 300 MB more
+    this_mb = next(int(line.split()[1]) for line in Path("/proc/self/status").read_text().splitlines()
+                   if line.startswith("VmRSS:")) // 1024
+    build_mb = str(this_mb + 300)
+    result = run_phase("unwaited", [sys.executable, "-c", _UNWAITED_BUILD, str(pid_file), build_mb], dict(os.environ),
                        tmp_path / "phase.log", cwd=tmp_path, build_peak=peak)
-    assert result["peak_mb"] >= 300, result
+    assert result["peak_mb"] >= int(build_mb), result
     assert peak.forked and 1 not in peak.pids
     # a build in the phase's own process tree (as dbt under a refresh with no server) is not forked
     own = BuildPeak(pid_file)
@@ -213,9 +217,9 @@ def test_a_phase_counts_the_peak_of_the_build_its_pid_file_names(tmp_path):
                      cwd=tmp_path, build_peak=own)["peak_mb"] > 0
     assert own.pids and not own.forked
     # wait4 alone sees only the phase's own process (and what it inherited from this one at fork)
-    unseen = run_phase("unseen", [sys.executable, "-c", _UNWAITED_BUILD, str(pid_file)], dict(os.environ),
+    unseen = run_phase("unseen", [sys.executable, "-c", _UNWAITED_BUILD, str(pid_file), build_mb], dict(os.environ),
                        tmp_path / "unseen.log", cwd=tmp_path)
-    assert unseen["peak_mb"] < 300, unseen
+    assert unseen["peak_mb"] < int(build_mb) - 100, unseen
 
 
 def test_stop_dbt_servers_stops_only_this_benchmarks(tmp_path):
