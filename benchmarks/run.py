@@ -31,9 +31,9 @@ import json
 import os
 import platform
 import shutil
+import signal
 import subprocess
 import sys
-import signal
 import tempfile
 import threading
 import time
@@ -194,19 +194,14 @@ def stop_dbt_servers(work: Path) -> int:
             os.kill(pid, signal.SIGTERM)
         except OSError:
             pass
+    from publish.verify import pid_alive
+
     deadline = time.monotonic() + 10
     waiting = list(pids)
     while waiting and time.monotonic() < deadline:
         time.sleep(0.05)
-        waiting = [pid for pid in waiting if _running(pid)]
+        waiting = [pid for pid in waiting if pid_alive(pid)]
     return len(pids)
-
-
-def _running(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return False
 
 
 def build_peak(home: Path) -> BuildPeak:
@@ -229,15 +224,16 @@ def dbt_phase(name: str, home: Path, work: Path, env: dict, starts: str = "cold"
     if env.get("BENCHWH_DBT_UNIT_TESTS") != "1":
         # as orchestration/dbt_assets.py: refresh builds skip dbt unit tests (CI runs them)
         cmd += ["--exclude-resource-type", "unit_test"]
+    build_env = dbt_env(home, env, name)
     server_seconds = None
     if starts != "cold":
         server = run_phase(f"{name}_dbt_server", [sys.executable, "-m", "benchmarks.phases", "dbt-server",
                                                   "--home", str(home)],
-                           dbt_env(home, env, name), work / f"{name}_dbt_server.log", cwd=home)
+                           build_env, work / f"{name}_dbt_server.log", cwd=home)
         server_seconds = server["seconds"]
     peak = build_peak(home)
     try:
-        result = run_phase(name, cmd, dbt_env(home, env, name), work / f"{name}.log", cwd=home,  # dbt runs in the home
+        result = run_phase(name, cmd, build_env, work / f"{name}.log", cwd=home,  # dbt runs in the home
                            build_peak=peak)
     finally:
         if starts == "nightly":

@@ -520,6 +520,8 @@ def hand_out_nodes_as_threads_free() -> bool:
         def apply_async_then_free(func, args=(), kwds=None, callback=None, error_callback=None):
             # the thread counts as free once the callback has marked the node done, so that the
             # children it readies are in the queue when the loop takes the next node
+            self._jobs_submitted += 1
+
             def job(*a, **k):
                 try:
                     result = func(*a, **k)
@@ -539,11 +541,11 @@ def hand_out_nodes_as_threads_free() -> bool:
             return apply_async(job, args, kwds or {}, callback_then_free if callback else None, error_callback)
 
         pool.apply_async = apply_async_then_free
-        self._free_threads = free
+        self._free_threads, self._jobs_submitted = free, 0
         try:
             return run_queue(self, pool)
         finally:
-            del self._free_threads, pool.apply_async
+            del self._free_threads, self._jobs_submitted, pool.apply_async
 
     def with_a_free_thread(handle_job_queue):
         @functools.wraps(handle_job_queue)
@@ -552,18 +554,12 @@ def hand_out_nodes_as_threads_free() -> bool:
             if free is None or getattr(self, "_free_thread_taken", False):  # none, or a subclass's call
                 return handle_job_queue(self, pool, callback)
             free.acquire()
-            submitted, apply_async = [], pool.apply_async
-
-            def noting(*args, **kwargs):
-                submitted.append(True)
-                return apply_async(*args, **kwargs)
-
-            pool.apply_async, self._free_thread_taken = noting, True
+            submitted, self._free_thread_taken = self._jobs_submitted, True
             try:
                 handle_job_queue(self, pool, callback)
             finally:
-                pool.apply_async, self._free_thread_taken = apply_async, False
-                if not submitted:  # the node ran no job in the pool: its thread stays free
+                self._free_thread_taken = False
+                if self._jobs_submitted == submitted:  # the node ran no job in the pool: its thread stays free
                     free.release()
         return handle_job_queue_with_a_free_thread
 

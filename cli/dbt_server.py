@@ -117,14 +117,21 @@ def prestart(cache: Path | None, kind: str = "dbt") -> bool:
     if cache is None or not wanted(kind):
         return False
     address = server_address(cache, kind)
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
-        try:
-            probe.connect(address)  # the server reads no request from it and goes on
-            return False
-        except OSError:
-            pass
+    if _listening(address):
+        return False
     _start_server(cache, address, kind)
     return True
+
+
+def _listening(address: str) -> bool:
+    """Does a server accept on `address`? (refused until it has dbt prepared and listens; it
+    reads no request from the probe and goes on)"""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+        try:
+            probe.connect(address)
+            return True
+        except OSError:
+            return False
 
 
 def start_and_wait(cache: Path | None, kind: str = "dbt", timeout_s: float = 120.0) -> bool:
@@ -136,16 +143,11 @@ def start_and_wait(cache: Path | None, kind: str = "dbt", timeout_s: float = 120
     prestart(cache, kind)
     address = server_address(cache, kind)
     deadline = time.monotonic() + timeout_s
-    while True:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
-            try:
-                probe.connect(address)  # refused until the server has dbt prepared and listens
-                return True
-            except OSError:
-                pass
+    while not _listening(address):
         if time.monotonic() > deadline:
             return False
         time.sleep(0.05)
+    return True
 
 
 # ---- the benchwh-dbt side -----------------------------------------------------------------------
