@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -232,6 +233,11 @@ def test_stop_dbt_servers_stops_only_this_benchmarks(tmp_path):
 
     ours, theirs = server(tmp_path / "bench"), server(tmp_path / "other")
     try:
+        # Popen returns at the fork: until the exec, /proc shows this process's command line
+        deadline = time.monotonic() + 30
+        while not all(b"cli.dbt_server" in Path(f"/proc/{proc.pid}/cmdline").read_bytes() for proc in (ours, theirs)):
+            assert time.monotonic() < deadline, "the two stand-in servers never started"
+            time.sleep(0.01)
         assert stop_dbt_servers(tmp_path / "bench") == 1
         assert ours.wait(timeout=10) == -15
         assert theirs.poll() is None
