@@ -76,6 +76,23 @@ def test_quarantine_accounting_per_payload(offline_home):
                 assert outcome["quarantined"][entity] == n
 
 
+def test_measurements_refuse_a_second_row_with_the_same_key(offline_home, tmp_path):
+    """On DuckDB the primary key is what keeps one row per (source, source_run_id, sample_index):
+    the dbt unique test on that key runs on Spark only (marts/speed/_speed__models.yml)."""
+    home, _ = offline_home
+    db = tmp_path / "copy.duckdb"
+    shutil.copyfile(home / "benchmarks.duckdb", db)
+    con = duckdb.connect(str(db))
+    try:
+        keys = con.execute("SELECT constraint_column_names FROM duckdb_constraints() WHERE schema_name = 'marts' "
+                           "AND table_name = 'fct_speed_measurements' AND constraint_type = 'PRIMARY KEY'").fetchall()
+        assert keys == [(["source", "source_run_id", "sample_index"],)]
+        with pytest.raises(duckdb.ConstraintException, match="[Dd]uplicate key"):
+            con.execute("INSERT INTO marts.fct_speed_measurements SELECT * FROM marts.fct_speed_measurements LIMIT 1")
+    finally:
+        con.close()
+
+
 def test_openrouter_dynamic_prices_are_landed_as_no_fixed_price_not_published(offline_home):
     # OpenRouter's documented "-1" (the router sets the price): a known "no fixed price", landed
     # and counted, kept out of the price facts, not a quarantine failure
