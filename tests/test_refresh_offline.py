@@ -77,8 +77,8 @@ def test_quarantine_accounting_per_payload(offline_home):
 
 
 def test_measurements_refuse_a_second_row_with_the_same_key(offline_home, tmp_path):
-    """On DuckDB the primary key is what keeps one row per (source, source_run_id, sample_index):
-    the dbt unique test on that key runs on Spark only (marts/speed/_speed__models.yml)."""
+    """The published table keeps its enforced primary key, one row per (source, source_run_id,
+    sample_index), beside the dbt `unique` test on that key (which Spark, enforcing no keys, needs)."""
     home, _ = offline_home
     db = tmp_path / "copy.duckdb"
     shutil.copyfile(home / "benchmarks.duckdb", db)
