@@ -11,7 +11,8 @@ In this process dbt keeps the result of the node a --fail-fast build failed on
 (`keep_the_fail_fast_result`), skips the events no logger writes (`skip_unlogged_dbt_events`) and
 parses an event's message only when it is used (`build_event_messages_lazily`), gives statements
 that fetch nothing an empty table without type inference, gives each node's context its macros
-by dict updates rather than a lookup per name (`flatten_macro_namespaces_in_place`), writes no
+as they are first looked up rather than a generator for each of ~600 (`make_macros_on_first_use`;
+else by dict updates rather than a lookup per name, `flatten_macro_namespaces_in_place`), writes no
 target/manifest.json in the orchestration's builds (`build_without_manifest_json`), writes
 mashumaro's serializers when first called (`compile_serializers_lazily`), keeps the code Jinja
 compiles dbt's templates to and the JSON schemas dbt validates its configuration against for the
@@ -21,6 +22,7 @@ its loaded project are frozen before the nodes run; the process ends without wal
 """
 from __future__ import annotations
 
+import collections
 import ctypes
 import functools
 import gc
@@ -247,6 +249,278 @@ def flatten_macro_namespaces_in_place() -> bool:
         return dct
 
     to_dict.flattens_in_place = True
+    ManifestContext.to_dict = to_dict
+    return True
+
+
+class MacrosOnFirstUse(dict):
+    """A dict of macro name -> dbt MacroGenerator that makes each generator when its name is first
+    looked up (`in`, `[]`, `get`): dbt makes one for every macro (~600) in every context it builds
+    (~480 a small build). Entries set as in any dict win over the pending macros, as later updates
+    win in dbt's dict; anything that reads the whole dict (iteration, len, keys, items, copy,
+    comparison) or removes from it makes every pending generator first, so it sees what dbt's dict
+    would hold."""
+
+    __slots__ = ("_pending", "_make")
+
+    def __init__(self, pending: dict | None = None, make=None) -> None:
+        super().__init__()
+        self._pending = {} if pending is None else pending  # name -> Macro, shared: never changed
+        self._make = make
+
+    def __missing__(self, key):
+        macro = self._pending.get(key)
+        if macro is None:
+            raise KeyError(key)
+        generator = self._make(macro)
+        dict.__setitem__(self, key, generator)
+        return generator
+
+    def __contains__(self, key) -> bool:
+        return dict.__contains__(self, key) or key in self._pending
+
+    def get(self, key, default=None):
+        if dict.__contains__(self, key):
+            return dict.__getitem__(self, key)
+        return self[key] if key in self._pending else default
+
+    def __bool__(self) -> bool:  # jinja asks (Context.get_all): without making anything
+        return dict.__len__(self) > 0 or bool(self._pending)
+
+    def make_all(self) -> None:
+        pending, self._pending = self._pending, {}
+        for key, macro in pending.items():
+            if not dict.__contains__(self, key):
+                dict.__setitem__(self, key, self._make(macro))
+
+    def take_macros(self, macros: dict, entries: dict, make) -> None:
+        """Give this context dict `macros` (name -> Macro, pending, made by `make`) over what it
+        holds, then `entries`, as dbt's ManifestContext.to_dict updates its builtins with the
+        namespace."""
+        for key in [k for k in dict.keys(self) if k in macros or k in entries]:
+            dict.__delitem__(self, key)
+        dict.update(self, entries)
+        self._pending, self._make = macros, make
+
+    def copy_keeping_pending(self) -> "MacrosOnFirstUse":
+        """A copy whose pending macros stay pending (shared with this dict, made by the same maker)."""
+        copy = MacrosOnFirstUse(self._pending, self._make)
+        dict.update(copy, dict.items(self))
+        return copy
+
+    def names(self) -> set:
+        return set(dict.keys(self)) | self._pending.keys()
+
+    def __reduce_ex__(self, protocol):  # a copy or a pickle is a plain dict
+        self.make_all()
+        return (dict, (dict(dict.items(self)),))
+
+
+def _every_macro_made_first(method):
+    @functools.wraps(method)
+    def all_made_first(self, *args, **kwargs):
+        self.make_all()
+        return method(self, *args, **kwargs)
+
+    return all_made_first
+
+
+for _name in ("__iter__", "__len__", "__reversed__", "__eq__", "__ne__", "__repr__", "__or__", "__ror__",
+              "__delitem__", "keys", "values", "items", "copy", "pop", "popitem", "setdefault", "clear"):
+    setattr(MacrosOnFirstUse, _name, _every_macro_made_first(getattr(dict, _name)))
+del _name
+
+
+class MacroPlan:
+    """Which macros a context of one package sees under which names, worked out once from the
+    manifest's macros by package: dbt's MacroNamespaceBuilder.add_macro and
+    ManifestContext.to_dict, by name instead of by generator."""
+
+    def __init__(self, by_package: dict, root: str, search: str, internal_order: list[str]) -> None:
+        from dbt.include.global_project import PROJECT_NAME
+
+        internal = set(internal_order)
+        self.source, self.sizes = by_package, self.package_sizes(by_package)
+        self.packages = {p: macros for p, macros in by_package.items() if p not in internal}
+        self.local = self.packages.get(search, {})
+        self.root = self.packages.get(root, {}) if root != search else {}
+        self.project: dict = {}  # dbt's global project namespace: the internal packages, first wins
+        for package in reversed(internal_order):
+            if package in by_package and package in internal:
+                self.project.update(by_package[package])
+        # a context's names, the last update winning: project macros, `dbt`, the packages, root, local
+        self.namespaces = [p for p in self.packages if p not in self.root and p not in self.local]
+        if PROJECT_NAME not in self.packages and PROJECT_NAME not in self.root and PROJECT_NAME not in self.local:
+            self.namespaces.append(PROJECT_NAME)
+        self.flat = {k: m for k, m in self.project.items() if k not in self.namespaces}
+        self.flat.update(self.root)
+        self.flat.update(self.local)
+        self.project_name = PROJECT_NAME
+        self.same_as_dbt: bool | None = None
+
+    @staticmethod
+    def package_sizes(by_package: dict) -> tuple:
+        return tuple((p, len(macros)) for p, macros in by_package.items())
+
+    def fits(self, by_package: dict) -> bool:
+        return self.source is by_package and self.sizes == self.package_sizes(by_package)
+
+    def namespace(self, context: dict, node, stack):
+        """dbt's MacroNamespace for one context, its generators made on first use (one per macro)."""
+        from dbt.clients.jinja import MacroGenerator
+        from dbt.context.macros import MacroNamespace
+
+        made: dict = {}
+
+        def make(macro):
+            generator = made.get(macro.unique_id)
+            if generator is None:
+                generator = made[macro.unique_id] = MacroGenerator(macro, context, node, stack)
+            return generator
+
+        namespace = MacroNamespace(
+            global_namespace=MacrosOnFirstUse(self.root, make),
+            local_namespace=MacrosOnFirstUse(self.local, make),
+            global_project_namespace=MacrosOnFirstUse(self.project, make),
+            packages={p: MacrosOnFirstUse(macros, make) for p, macros in self.packages.items()})
+        namespace.macro_plan, namespace.make_macro = self, make
+        return namespace
+
+    def context_entries(self, namespace) -> dict:
+        """The package namespaces a context holds by name (`dbt` is the global project's)."""
+        return {p: namespace.global_project_namespace if p == self.project_name else namespace.packages[p]
+                for p in self.namespaces}
+
+    def matches(self, namespace, flattened: dict) -> bool:
+        """Does dbt's own namespace (and its flattening into a context) give each name the
+        same macro as this plan?"""
+        def macros(generators: dict) -> dict:
+            return {k: g.macro for k, g in generators.items()}
+
+        def same(a: dict, b: dict) -> bool:
+            return a.keys() == b.keys() and all(a[k] is b[k] for k in a)
+
+        if not (same(macros(namespace.global_namespace), self.root) and same(macros(namespace.local_namespace), self.local)
+                and same(macros(namespace.global_project_namespace), self.project)
+                and namespace.packages.keys() == self.packages.keys()
+                and all(same(macros(namespace.packages[p]), self.packages[p]) for p in self.packages)):
+            return False
+        entries = self.context_entries(namespace)
+        if flattened.keys() != self.flat.keys() | entries.keys():
+            return False
+        return all(flattened[k] is entries[k] if k in entries else flattened[k].macro is self.flat[k] for k in flattened)
+
+
+def render_with_macros_pending() -> bool:
+    """Jinja's Template.new_context copies the context it renders with (`dict(globals, **vars)`),
+    which would make every pending macro of a MacrosOnFirstUse (dbt renders node configs and test
+    arguments so, a few times a node). Such a context is copied with its macros still pending;
+    any other goes Jinja's way. Returns False, leaving Jinja as it is, if Jinja changed."""
+    try:
+        import jinja2.environment
+    except ImportError:
+        return False
+    jinja_new_context = getattr(jinja2.environment, "new_context", None)
+    if jinja_new_context is None:
+        return False
+    if getattr(jinja_new_context, "keeps_macros_pending", False):
+        return True
+
+    def others_of(globals, vars) -> list | None:
+        """The mappings the template's globals add under `vars` (dbt's templates: a ChainMap of the
+        context and the environment's globals), or None if they are not so."""
+        if globals is None or globals is vars:
+            return []
+        if type(globals) is collections.ChainMap and globals.maps[0] is vars:
+            others = globals.maps[1:]
+            return others if all(type(m) is dict for m in others) else None
+        return None
+
+    @functools.wraps(jinja_new_context)
+    def new_context(environment, template_name, blocks, vars=None, shared=False, globals=None, locals=None):
+        others = others_of(globals, vars) if type(vars) is MacrosOnFirstUse and not shared and not locals else None
+        if others is None:
+            return jinja_new_context(environment, template_name, blocks, vars, shared, globals, locals)
+        parent = vars.copy_keeping_pending()
+        for mapping in others:  # under the context's own names
+            for key, value in mapping.items():
+                if key not in parent:
+                    dict.__setitem__(parent, key, value)
+        context = environment.context_class(environment, parent, template_name, blocks)
+        if globals is not None:
+            context.globals_keys = parent.names()
+        return context
+
+    new_context.keeps_macros_pending = True
+    jinja2.environment.new_context = new_context
+    return True
+
+
+def make_macros_on_first_use() -> bool:
+    """dbt builds every context (two a node, one each adapter macro call: ~480 a small build) with
+    a MacroGenerator for each of the ~600 macros (dbt's own, the adapter's, the project's), of
+    which a node calls a few dozen: about a fifth of the Python a build's nodes run. Here a context
+    holds them as MacrosOnFirstUse, which makes a generator (the same one dbt makes) when its name
+    is first looked up. Which names lead to which macros is worked out once per package
+    (MacroPlan) and checked against dbt's own namespace the first time: where they differ, or for
+    a namespace dbt builds another way (unit tests), dbt's way stays. Returns False, leaving dbt
+    as it is, if dbt changed."""
+    try:
+        from dbt.context.macros import MacroNamespace, MacroNamespaceBuilder
+        from dbt.context.manifest import ManifestContext
+    except ImportError:
+        return False
+    if getattr(ManifestContext._build_namespace, "makes_macros_on_first_use", False):
+        return True
+    if not all(hasattr(MacroNamespaceBuilder, a) for a in ("build_namespace", "add_macro")):
+        return False
+    dbt_build_namespace, previous_to_dict = ManifestContext._build_namespace, ManifestContext.to_dict
+    plans: dict[tuple, MacroPlan] = {}
+    lock = threading.Lock()
+
+    def plan_for(builder, by_package) -> MacroPlan | None:
+        key = (builder.root_package, builder.search_package, tuple(builder.internal_package_names_order))
+        plan = plans.get(key)
+        if plan is not None and plan.fits(by_package):
+            return plan if plan.same_as_dbt else None
+        plan = MacroPlan(by_package, *key[:2], list(key[2]))
+        dbt_namespace = dbt_build_namespace_of(builder, by_package)  # checked against dbt's own
+        plan.same_as_dbt = plan.matches(dbt_namespace, dict(dbt_namespace))  # as dbt's to_dict copies it
+        with lock:
+            plans[key] = plan
+        return plan if plan.same_as_dbt else None
+
+    def dbt_build_namespace_of(builder, by_package):
+        fresh = MacroNamespaceBuilder(builder.root_package, builder.search_package, builder.thread_ctx,
+                                      builder.internal_package_names_order, builder.node)
+        return fresh.build_namespace(by_package, {})
+
+    @functools.wraps(dbt_build_namespace)
+    def build_namespace(self) -> MacroNamespace:
+        builder = self._get_namespace_builder()
+        by_package = self.manifest.get_macros_by_package()
+        plan = plan_for(builder, by_package) if type(builder) is MacroNamespaceBuilder else None
+        if plan is None:
+            return builder.build_namespace(by_package, self._ctx)
+        if type(self._ctx) is not MacrosOnFirstUse:
+            context = MacrosOnFirstUse()
+            dict.update(context, self._ctx)
+            self._ctx = context
+        return plan.namespace(self._ctx, builder.node, builder.thread_ctx)
+
+    @functools.wraps(previous_to_dict)
+    def to_dict(self):
+        plan = getattr(self.namespace, "macro_plan", None)
+        if plan is None or type(self._ctx) is not MacrosOnFirstUse:
+            return previous_to_dict(self)
+        context = super(ManifestContext, self).to_dict()
+        context.take_macros(plan.flat, plan.context_entries(self.namespace), self.namespace.make_macro)
+        return context
+
+    if not render_with_macros_pending():
+        return False
+    build_namespace.makes_macros_on_first_use = True
+    ManifestContext._build_namespace = build_namespace
     ManifestContext.to_dict = to_dict
     return True
 
@@ -607,6 +881,7 @@ def prepare_dbt(cache: Path | None) -> None:
     build_event_messages_lazily()
     empty_tables_without_type_inference()
     flatten_macro_namespaces_in_place()
+    make_macros_on_first_use()  # after the flattening: falls back to it
     keep_the_fail_fast_result()
     freeze_the_loaded_project()
     build_without_manifest_json()

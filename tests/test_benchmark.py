@@ -181,15 +181,18 @@ def test_bad_scale_is_one_line_error():
 
 
 # a process outside the phase's tree (as a build forked from the warm dbt server): started through
-# a process that exits at once, it writes its pid where a build's goes, fills the MB it is given,
-# and tells the phase's process when it is done
+# a process that exits at once, it writes its pid where a build's goes once that process is gone
+# (until then it is in the phase's tree: a busy machine can sample it there), fills the MB it is
+# given, and tells the phase's process when it is done
 _UNWAITED_BUILD = """
 import subprocess, sys
-code = ("import os, sys; open(sys.argv[1], 'w').write(str(os.getpid())); "
-        "block = bytearray(int(sys.argv[2]) * 1024 * 1024); block[::4096] = b'x' * len(block[::4096]); "
-        "import time; time.sleep(0.5); print('done', flush=True)")
-starter = ("import subprocess, sys; subprocess.Popen([sys.executable, '-c', sys.argv[1], *sys.argv[2:]], "
-           "start_new_session=True)")
+code = ("import os, sys, time\\n"
+        "while os.getppid() == int(sys.argv[1]): time.sleep(0.005)\\n"
+        "open(sys.argv[2], 'w').write(str(os.getpid())); "
+        "block = bytearray(int(sys.argv[3]) * 1024 * 1024); block[::4096] = b'x' * len(block[::4096]); "
+        "time.sleep(0.5); print('done', flush=True)")
+starter = ("import os, subprocess, sys; subprocess.Popen([sys.executable, '-c', sys.argv[1], str(os.getpid()), "
+           "*sys.argv[2:]], start_new_session=True)")
 pipe = subprocess.Popen([sys.executable, "-c", starter, code, *sys.argv[1:]], stdout=subprocess.PIPE, text=True)
 pipe.wait()  # the starter is gone: the build's parent is now init
 assert pipe.stdout.readline() == "done\\n"

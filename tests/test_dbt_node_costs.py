@@ -24,6 +24,7 @@ from dbt_common.events.logger import LineFormat, LoggerConfig
 
 from cli.dbt_guard import (build_event_messages_lazily, empty_tables_without_type_inference,
                            flatten_macro_namespaces_in_place, skip_unlogged_dbt_events)
+from tests.helpers.dbt_build import parsed_project
 from tests.helpers.paths import PROJECT_ROOT
 
 
@@ -210,19 +211,6 @@ def test_a_changed_search_order_keeps_dbts_copy(monkeypatch, namespace):
         assert _same(ManifestContext.to_dict(_context(namespace)), dbt_copy)
 
 
-def _parsed_project():
-    """The project as `make manifest` parsed it (dbt's real Manifest), before any map is built."""
-    from dbt.contracts.graph.manifest import Manifest
-    from dbt.parser.manifest import extended_mashumuro_decoder
-
-    from orchestration.dbt_state import PARSE_STATE, install_parse_state
-
-    manifest = Manifest.from_msgpack((install_parse_state() / PARSE_STATE).read_bytes(),
-                                     decoder=extended_mashumuro_decoder)
-    manifest.parent_map = manifest.child_map = manifest.group_map = None
-    return manifest
-
-
 @pytest.mark.parametrize("switch, command, writes", [("0", "build", False), ("0", "parse", True),
                                                      ("1", "build", True), (None, "build", True)])
 def test_a_build_switched_off_writes_no_manifest_json_and_leaves_the_manifest_as_writing_it(
@@ -244,7 +232,7 @@ def test_a_build_switched_off_writes_no_manifest_json_and_leaves_the_manifest_as
     else:
         monkeypatch.setenv(MANIFEST_JSON_SWITCH, switch)
 
-    switched, reference = _parsed_project(), _parsed_project()
+    switched, reference = parsed_project(), parsed_project()
     runnable.write_manifest(switched, str(tmp_path / "switched"))
     written(reference, str(tmp_path / "reference"))
     assert (tmp_path / "switched" / "manifest.json").exists() == writes

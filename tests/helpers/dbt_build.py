@@ -66,3 +66,16 @@ def query(db: Path, sql: str) -> list[tuple]:
         return con.execute(sql).fetchall()
     finally:
         con.close()
+
+
+def parsed_project():
+    """The project as `make manifest` parsed it (dbt's real Manifest), before any map is built."""
+    from dbt.contracts.graph.manifest import Manifest
+    from dbt.parser.manifest import extended_mashumuro_decoder
+
+    from orchestration.dbt_state import PARSE_STATE, install_parse_state
+
+    manifest = Manifest.from_msgpack((install_parse_state() / PARSE_STATE).read_bytes(),
+                                     decoder=extended_mashumuro_decoder)
+    manifest.parent_map = manifest.child_map = manifest.group_map = None
+    return manifest
