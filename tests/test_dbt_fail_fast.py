@@ -33,7 +33,7 @@ def tests_of_the_project() -> tuple:
     """Two data tests of this project as dbt's node objects (from the prepared manifest)."""
     nodes = json.loads(MANIFEST_PATH.read_text())["nodes"].values()
     singular = next(n for n in nodes if n["name"] == "assert_grid_intensity_is_physical")
-    generic = next(n for n in nodes if n["name"].startswith("unique_fct_grid_intensity"))
+    generic = next(n for n in nodes if n["name"] == "unique_key_fct_grid_intensity")
     return SingularTestNode.from_dict(singular), GenericTestNode.from_dict(generic)
 
 
