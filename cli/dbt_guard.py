@@ -288,10 +288,11 @@ class MacrosOnFirstUse(dict):
         return dict.__len__(self) > 0 or bool(self._pending)
 
     def make_all(self) -> None:
-        pending, self._pending = self._pending, {}
-        for key, macro in pending.items():
+        # pending until all are in: a context can be read from two threads (dbt's query header)
+        for key, macro in self._pending.items():
             if not dict.__contains__(self, key):
                 dict.__setitem__(self, key, self._make(macro))
+        self._pending = {}
 
     def take_macros(self, macros: dict, entries: dict, make) -> None:
         """Give this context dict `macros` (name -> Macro, pending, made by `make`) over what it
