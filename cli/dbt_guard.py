@@ -476,8 +476,7 @@ def make_macros_on_first_use() -> bool:
     if not all(hasattr(MacroNamespaceBuilder, a) for a in ("build_namespace", "add_macro")):
         return False
     dbt_build_namespace, previous_to_dict = ManifestContext._build_namespace, ManifestContext.to_dict
-    plans: dict[tuple, MacroPlan] = {}
-    lock = threading.Lock()
+    plans: dict[tuple, MacroPlan] = {}  # two node threads may both make one: either serves
 
     def plan_for(builder, by_package) -> MacroPlan | None:
         key = (builder.root_package, builder.search_package, tuple(builder.internal_package_names_order))
@@ -487,8 +486,7 @@ def make_macros_on_first_use() -> bool:
         plan = MacroPlan(by_package, *key[:2], list(key[2]))
         dbt_namespace = dbt_build_namespace_of(builder, by_package)  # checked against dbt's own
         plan.same_as_dbt = plan.matches(dbt_namespace, dict(dbt_namespace))  # as dbt's to_dict copies it
-        with lock:
-            plans[key] = plan
+        plans[key] = plan
         return plan if plan.same_as_dbt else None
 
     def dbt_build_namespace_of(builder, by_package):

@@ -78,7 +78,8 @@ def test_quarantine_accounting_per_payload(offline_home):
 
 def test_measurements_refuse_a_second_row_with_the_same_key(offline_home, tmp_path):
     """The published table keeps its enforced primary key, one row per (source, source_run_id,
-    sample_index), beside the dbt `unique` test on that key (which Spark, enforcing no keys, needs)."""
+    sample_index): the key the `unique_key` data test reads from the catalogue on DuckDB (Spark,
+    enforcing no keys, groups the rows instead)."""
     home, _ = offline_home
     db = tmp_path / "copy.duckdb"
     shutil.copyfile(home / "benchmarks.duckdb", db)
