@@ -61,7 +61,7 @@ test-spark: spark manifest bytecode
 
 ## Run the test suite.
 test: $(STAMP) browser bytecode
-	$(BIN)/python -m pytest -q -n 3 --dist loadfile --no-loadscope-reorder $(addprefix --ignore=,$(SPARK_TESTS))
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder $(addprefix --ignore=,$(SPARK_TESTS))
 
 ## Lint the Python (ruff: pyflakes + pycodestyle errors, pyproject.toml) and the dbt SQL.
 lint: $(STAMP) lint-sql

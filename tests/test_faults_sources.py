@@ -13,7 +13,9 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.mark.parametrize("name, reply, expect", [
-    ("5xx", Reply(503, b"down"), "503"),
+    # Retry-After: 0 spares the test the client's backoff (tests/test_http.py times it): the
+    # retries still run and the fetch still fails on the last 503
+    ("5xx", Reply(503, b"down", {"Retry-After": "0"}), "503"),
     ("zero rows", Reply(200, models_payload(lambda d: d.update(data=[])), {"ETag": '"z"'}), "zero"),
     ("missing id", Reply(200, models_payload(lambda d: d["data"][0].pop("id")), {"ETag": '"x"'}), "id"),
 ])
@@ -27,6 +29,8 @@ def test_source_faults(published, site, name, reply, expect):
     finally:
         state["models"] = Resource(recorded_body("openrouter"), '"m1"', "application/json")
     assert_failed_cleanly(home, proc, before, expect)
+    if name == "5xx":  # asked once and again after each 503, as many times as the client retries
+        assert [r.path for r in srv.requests].count("/api/v1/models") == 1 + 4
 
 
 def test_stale_source_blocks_publish_when_its_fetch_lands_nothing(warehouse_copy):

@@ -1,6 +1,6 @@
 """Seconds per test file from a whole run's JUnit XML, the weights tests/conftest.py orders files by.
 
-    .venv/bin/python -m pytest -n 3 --dist loadfile --no-loadscope-reorder --junitxml=/tmp/run.xml
+    .venv/bin/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder --junitxml=/tmp/run.xml
     .venv/bin/python -m tests.helpers.durations /tmp/run.xml > tests/durations.json
 """
 from __future__ import annotations
