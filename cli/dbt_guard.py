@@ -11,9 +11,8 @@ In this process dbt keeps the result of the node a --fail-fast build failed on
 (`keep_the_fail_fast_result`), skips the events no logger writes (`skip_unlogged_dbt_events`) and
 parses an event's message only when it is used (`build_event_messages_lazily`), gives statements
 that fetch nothing an empty table without type inference, gives each node's context its macros
-as they are first looked up rather than a generator for each of ~600 (`make_macros_on_first_use`;
-else by dict updates rather than a lookup per name, `flatten_macro_namespaces_in_place`), writes no
-target/manifest.json in the orchestration's builds (`build_without_manifest_json`), writes
+as they are first looked up rather than a generator for each of ~600 (`make_macros_on_first_use`),
+writes no target/manifest.json in the orchestration's builds (`build_without_manifest_json`), writes
 mashumaro's serializers when first called (`compile_serializers_lazily`), keeps the code Jinja
 compiles dbt's templates to and the JSON schemas dbt validates its configuration against for the
 next process (`cache_compiled_templates`, `cache_validation_schemas`, in `process_cache_dir()`),
@@ -203,53 +202,6 @@ def compile_serializers_lazily() -> bool:
     if not hasattr(BaseConfig, "lazy_compilation"):
         return False
     BaseConfig.lazy_compilation = True
-    return True
-
-
-def flatten_macro_namespaces_in_place() -> bool:
-    """Each node's context takes every macro of the project and its adapters (~600) as a top-level
-    name: dbt's context copies its MacroNamespace into a dict, which looks each name up through the
-    namespace's search order in Python (~470 contexts a small build). The same dict comes from
-    updating with the namespace's own dicts, lowest priority first (internal packages, `dbt`,
-    packages, the root project, the node's package). The first context of a process is flattened
-    both ways and compared: if they differ (dbt changed its search order), dbt's copy stays.
-    Returns False, leaving dbt as it is, if dbt changed."""
-    try:
-        from dbt.context.macros import MacroNamespace
-        from dbt.context.manifest import ManifestContext
-        from dbt.include.global_project import PROJECT_NAME
-    except ImportError:
-        return False
-    if getattr(ManifestContext.to_dict, "flattens_in_place", False):
-        return True
-    dbt_to_dict = ManifestContext.to_dict
-    checked: dict[str, bool] = {}  # "same": the first context's flattening equals dbt's copy
-
-    def flattened(namespace) -> dict:
-        flat = dict(namespace.global_project_namespace)
-        flat[PROJECT_NAME] = namespace.global_project_namespace
-        flat.update(namespace.packages)
-        flat.update(namespace.global_namespace)
-        flat.update(namespace.local_namespace)
-        return flat
-
-    def to_dict(self):
-        namespace = self.namespace
-        if type(namespace) is not MacroNamespace:
-            return dbt_to_dict(self)
-        if "same" not in checked:  # node threads may both get here: the comparison is the same
-            flat, expected = flattened(namespace), dict(namespace)
-            checked.setdefault("same", flat.keys() == expected.keys()
-                               and all(flat[k] is v for k, v in expected.items()))
-            return dbt_to_dict(self)
-        if not checked["same"]:
-            return dbt_to_dict(self)
-        dct = super(ManifestContext, self).to_dict()
-        dct.update(flattened(namespace))
-        return dct
-
-    to_dict.flattens_in_place = True
-    ManifestContext.to_dict = to_dict
     return True
 
 
@@ -879,8 +831,7 @@ def prepare_dbt(cache: Path | None) -> None:
     skip_unlogged_dbt_events()
     build_event_messages_lazily()
     empty_tables_without_type_inference()
-    flatten_macro_namespaces_in_place()
-    make_macros_on_first_use()  # after the flattening: falls back to it
+    make_macros_on_first_use()
     keep_the_fail_fast_result()
     freeze_the_loaded_project()
     build_without_manifest_json()

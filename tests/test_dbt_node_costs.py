@@ -13,17 +13,13 @@ from types import SimpleNamespace
 import agate
 import pytest
 from dbt.adapters.events.types import SQLQuery
-from dbt.clients.jinja import MacroStack
-from dbt.context.macros import MacroNamespace, MacroNamespaceBuilder
-from dbt.context.manifest import ManifestContext
 from dbt_common.clients import agate_helper
 from dbt_common.events import base_types
 from dbt_common.events.base_types import BaseEvent, EventLevel
 from dbt_common.events.event_manager import EventManager
 from dbt_common.events.logger import LineFormat, LoggerConfig
 
-from cli.dbt_guard import (build_event_messages_lazily, empty_tables_without_type_inference,
-                           flatten_macro_namespaces_in_place, skip_unlogged_dbt_events)
+from cli.dbt_guard import build_event_messages_lazily, empty_tables_without_type_inference, skip_unlogged_dbt_events
 from tests.helpers.dbt_build import parsed_project
 from tests.helpers.paths import PROJECT_ROOT
 
@@ -138,77 +134,6 @@ def test_mashumaro_writes_serializers_on_first_call_with_the_same_validation_sch
     assert lazy["written_at_import"] == []
     assert lazy["schemas"] == eager["schemas"]
     assert set(lazy["schemas"]["Project"]["properties"]) >= {"name", "version", "profile"}
-
-
-def _macro(package: str, name: str) -> SimpleNamespace:
-    return SimpleNamespace(package_name=package, name=name, unique_id=f"macro.{package}.{name}")
-
-
-@pytest.fixture
-def namespace():
-    """dbt's own builder over macros whose names collide across every level of its search order:
-    the node's package (`pkg`), the root project, another package, dbt's adapter, dbt itself."""
-    macros = {
-        "bench": {m.name: m for m in (_macro("bench", "shared"), _macro("bench", "root_only"),
-                                      _macro("bench", "pkg"))},
-        "pkg": {m.name: m for m in (_macro("pkg", "shared"), _macro("pkg", "local_only"))},
-        "other": {m.name: m for m in (_macro("other", "shared"), _macro("other", "bench"))},
-        "dbt_duckdb": {m.name: m for m in (_macro("dbt_duckdb", "shared"), _macro("dbt_duckdb", "adapter"))},
-        "dbt": {m.name: m for m in (_macro("dbt", "shared"), _macro("dbt", "adapter"), _macro("dbt", "core"),
-                                    _macro("dbt", "other"))},
-    }
-    builder = MacroNamespaceBuilder("bench", "pkg", MacroStack(), ["dbt_duckdb", "dbt"], None)
-    return builder.build_namespace(macros, {})
-
-
-BUILTINS = {"shared": "a builtin", "kept": 1}  # what to_dict puts in before the macros
-
-
-def _context(namespace) -> ManifestContext:
-    """A ManifestContext with `namespace` and BUILTINS."""
-    context = ManifestContext.__new__(ManifestContext)
-    context._ctx = {}
-    context.generate_builtins = lambda: BUILTINS
-    context.namespace = namespace
-    return context
-
-
-def _same(a: dict, b: dict) -> bool:
-    """The same names for the same objects (`context` is each dict itself)."""
-    return (a.keys() == b.keys() and a["context"] is a and b["context"] is b
-            and all(a[k] is b[k] for k in a if k != "context"))
-
-
-def test_a_context_takes_the_same_macros_from_the_flattened_namespace(monkeypatch, namespace):
-    monkeypatch.setattr(ManifestContext, "to_dict", ManifestContext.to_dict)  # restored after
-    dbt_copy = ManifestContext.to_dict(_context(namespace))
-    assert dbt_copy["shared"].macro.package_name == "pkg"  # the node's package wins
-    assert dbt_copy["bench"] is namespace.packages["bench"] and dbt_copy["dbt"]["adapter"].macro.package_name == "dbt_duckdb"
-    assert flatten_macro_namespaces_in_place()
-    assert _same(ManifestContext.to_dict(_context(namespace)), dbt_copy)  # compared with dbt's copy
-    looked_up = []
-    real_getitem = MacroNamespace.__getitem__
-    monkeypatch.setattr(MacroNamespace, "__getitem__", lambda self, key: looked_up.append(key) or real_getitem(self, key))
-    for _ in range(3):  # flattened: no name looked up through the search order
-        assert _same(ManifestContext.to_dict(_context(namespace)), dbt_copy)
-    assert looked_up == []
-    assert flatten_macro_namespaces_in_place() and ManifestContext.to_dict.flattens_in_place  # once
-
-
-def test_a_changed_search_order_keeps_dbts_copy(monkeypatch, namespace):
-    monkeypatch.setattr(ManifestContext, "to_dict", ManifestContext.to_dict)
-    real_order = MacroNamespace._search_order
-
-    def root_first(self):
-        yield self.global_namespace
-        yield from (d for d in real_order(self) if d is not self.global_namespace)
-
-    monkeypatch.setattr(MacroNamespace, "_search_order", root_first)
-    dbt_copy = ManifestContext.to_dict(_context(namespace))
-    assert dbt_copy["shared"].macro.package_name == "bench"
-    assert flatten_macro_namespaces_in_place()
-    for _ in range(3):
-        assert _same(ManifestContext.to_dict(_context(namespace)), dbt_copy)
 
 
 @pytest.mark.parametrize("switch, command, writes", [("0", "build", False), ("0", "parse", True),
