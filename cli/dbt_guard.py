@@ -299,7 +299,7 @@ class MacroPlan:
         self.root = self.packages.get(root, {}) if root != search else {}
         self.project: dict = {}  # dbt's global project namespace: the internal packages, first wins
         for package in reversed(internal_order):
-            if package in by_package and package in internal:
+            if package in by_package:
                 self.project.update(by_package[package])
         # a context's names, the last update winning: project macros, `dbt`, the packages, root, local
         self.namespaces = [p for p in self.packages if p not in self.root and p not in self.local]
@@ -427,7 +427,7 @@ def make_macros_on_first_use() -> bool:
         return True
     if not all(hasattr(MacroNamespaceBuilder, a) for a in ("build_namespace", "add_macro")):
         return False
-    dbt_build_namespace, previous_to_dict = ManifestContext._build_namespace, ManifestContext.to_dict
+    dbt_build_namespace, dbt_to_dict = ManifestContext._build_namespace, ManifestContext.to_dict
     plans: dict[tuple, MacroPlan] = {}  # two node threads may both make one: either serves
 
     def plan_for(builder, by_package) -> MacroPlan | None:
@@ -459,11 +459,11 @@ def make_macros_on_first_use() -> bool:
             self._ctx = context
         return plan.namespace(self._ctx, builder.node, builder.thread_ctx)
 
-    @functools.wraps(previous_to_dict)
+    @functools.wraps(dbt_to_dict)
     def to_dict(self):
         plan = getattr(self.namespace, "macro_plan", None)
         if plan is None or type(self._ctx) is not MacrosOnFirstUse:
-            return previous_to_dict(self)
+            return dbt_to_dict(self)
         context = super(ManifestContext, self).to_dict()
         context.take_macros(plan.flat, plan.context_entries(self.namespace), self.namespace.make_macro)
         return context
