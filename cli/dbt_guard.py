@@ -64,12 +64,15 @@ def skip_unlogged_dbt_events() -> bool:
     loggers' levels drop it: a build fires ~3,800 debug events (each SQL statement, connection and
     node step) that the info-level stdout log never shows, 10-15% of a small build's CPU. Skip
     an event below the level of every logger when no callback but dbt's own (which only reads
-    warnings) would see it. Returns False, leaving dbt as it is, if dbt's event manager changed."""
+    warnings) would see it. A print event (`dbt show`'s table, `dbt compile`'s SQL) is never skipped:
+    dbt's loggers write it at error level, so `--quiet` prints it even with no file log
+    (DBT_LOG_LEVEL_FILE=none, as a build sets). Returns False, leaving dbt as it is, if dbt's event
+    manager changed."""
     try:
         from dbt.tracking import track_behavior_change_warn
         from dbt_common.events.base_types import EventLevel
         from dbt_common.events.event_manager import EventManager
-        from dbt_common.events.logger import _log_level_map
+        from dbt_common.events.logger import PRINT_EVENT_NAMES, _log_level_map
     except ImportError:
         return False
     fire_event = EventManager.fire_event
@@ -81,7 +84,7 @@ def skip_unlogged_dbt_events() -> bool:
 
     def fire_logged_event(self, e, level=None, node=None, force_warn_or_error_handling=False):
         rank = _log_level_map.get(level or e.level_tag(), warn)  # an unknown level is always fired
-        if (rank < warn and not force_warn_or_error_handling
+        if (rank < warn and not force_warn_or_error_handling and type(e).__name__ not in PRINT_EVENT_NAMES
                 and all(rank < _log_level_map.get(lg.level, 0) for lg in self.loggers)
                 and all(cb is track_behavior_change_warn for cb in self.callbacks)):
             return None

@@ -81,3 +81,16 @@ def test_skipping_is_installed_once(built):
     patched = EventManager.fire_event
     assert skip_unlogged_dbt_events()
     assert EventManager.fire_event is patched
+
+
+def test_a_print_event_is_written_under_quiet_with_no_file_log(built):
+    """`dbt show --quiet` (stdout at error level) with DBT_LOG_LEVEL_FILE=none, as a build sets:
+    dbt writes its print events at error level, so the table is printed, never skipped."""
+    from dbt.events.types import ShowNode
+
+    em, out = manager(EventLevel.ERROR)
+    em.fire_event(ShowNode(node_name="inline_query", preview='[{"a": 1}]', is_inline=True, output_format="json",
+                           unique_id="sql_operation.inline_query", quiet=True))
+    em.fire_event(Note(msg="not at error level"))
+    assert built == ["ShowNode"]
+    assert lines(out) == ["ShowNode"]

@@ -14,7 +14,7 @@ import yaml
 
 from ingest import config
 from orchestration.dbt_cli import guarded_dbt_executable
-from orchestration.dbt_state import DBT_NO_TRACKING
+from orchestration.dbt_state import DBT_BUILD_ENV
 from publish import publish as pub
 from tests.helpers.paths import PROJECT_ROOT as PROJECT
 
@@ -35,16 +35,17 @@ def duckdb_says(limit: str) -> str:
 
 def dbt_settings(tmp_path: Path, **env_extra: str) -> dict:
     """memory_limit and preserve_insertion_order of dbt's own DuckDB connection (target build), through
-    a real `dbt show`."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("BENCHWH_")}
+    a real `dbt show`, with no file log as a build runs (DBT_BUILD_ENV): `--quiet` still prints the table."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("BENCHWH_", "DBT_"))}
     env.update(BENCHWH_HOME=str(tmp_path / "home"), BENCHWH_BUILD_PATH=str(tmp_path / "build.duckdb"),
-               **DBT_NO_TRACKING, **env_extra)
+               **DBT_BUILD_ENV, **env_extra)
     done = subprocess.run(
         [DBT, "show", "--inline", SHOW_SETTINGS, "--output", "json",
          "--quiet", "--project-dir", str(PROJECT / "dbt_project"), "--profiles-dir", str(PROJECT / "dbt_project"),
          "--target-path", str(tmp_path / "target"), "--log-path", str(tmp_path / "logs")],
         env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    assert "{" in done.stdout, f"dbt show printed no table: {done.stdout[-3000:]!r} {done.stderr[-2000:]!r}"
     return json.loads(done.stdout[done.stdout.index("{"):])["show"][0]
 
 
