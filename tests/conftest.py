@@ -44,6 +44,20 @@ def pytest_sessionstart(session) -> None:
     prepare_manifest()
 
 
+@pytest.fixture(autouse=True)
+def environment_restored():
+    """What a test leaves in os.environ ends with it: a job run in the test's process sets the
+    build's dbt settings for its process (orchestration/dbt_assets.py), as a refresh does, and a
+    later test in the same worker would otherwise run its dbt with them."""
+    import os
+
+    saved = dict(os.environ)
+    yield
+    if os.environ != saved:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
 @pytest.fixture
 def shared_data() -> Path:
     """The real public data beside the project; tests using it skip when it is absent."""
