@@ -45,15 +45,21 @@ def test_readers_never_blocked_while_publishing(warehouse_copy, monkeypatch, tmp
         out = tmp_path / f"reader{i}.json"
         readers.append((out, subprocess.Popen([sys.executable, "-c", READER, str(home / "benchmarks.duckdb"),
                                                str(stop), str(out), ",".join(tables)])))
-    time.sleep(1.0)
     versions = [f"29990101T0000{i:02d}000000Z-test" for i in range(10)]
-    for v in versions:
-        pub.publish(make_build(home, v), {}, lambda m: None, if_changed=False)  # same tables each time
-    time.sleep(0.5)
-    stop.touch()
+    try:
+        time.sleep(1.0)
+        for v in versions:
+            pub.publish(make_build(home, v), {}, lambda m: None, if_changed=False)  # same tables each time
+        time.sleep(0.5)
+    finally:  # a failed publish leaves no reader behind
+        stop.touch()
+        for _, proc in readers:
+            try:
+                proc.wait(timeout=60)
+            finally:
+                proc.kill()
     totals = {"lock_errors": 0, "missing": 0, "reads": 0}
-    for out, proc in readers:
-        proc.wait(timeout=60)
+    for out, _ in readers:
         for k, v in json.loads(out.read_text()).items():
             totals[k] += v
     assert totals["lock_errors"] == 0 and totals["missing"] == 0, totals
