@@ -58,6 +58,22 @@ def environment_restored():
         os.environ.update(saved)
 
 
+@pytest.fixture(autouse=True)
+def signal_handlers_restored():
+    """A test's signal handlers end with it. Dagster maps SIGTERM to SIGINT's handler when an
+    in-process run ends (dagster._utils.interrupts), and pytest-xdist's workers ignore SIGINT: the
+    worker then ignored SIGTERM too, so did every process a later test started, and
+    `benchwh site serve` outlived its SIGTERM (test_site_browser, in a suite run)."""
+    import signal
+
+    kept = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    saved = {sig: signal.getsignal(sig) for sig in kept}
+    yield
+    for sig, handler in saved.items():
+        if signal.getsignal(sig) != handler:
+            signal.signal(sig, handler)
+
+
 @pytest.fixture
 def shared_data() -> Path:
     """The real public data beside the project; tests using it skip when it is absent."""

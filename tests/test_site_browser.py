@@ -34,7 +34,16 @@ def served_site(offline_warehouse, tmp_path_factory):
         yield out, line.split(" on ", 1)[1].split()[0]
     finally:
         server.terminate()
-        server.wait(timeout=10)
+        try:
+            server.wait(timeout=60)
+        except subprocess.TimeoutExpired:  # what held it (once: a worker ignoring SIGTERM, tests/conftest.py)
+            state = subprocess.run(["ps", "-eo", "pid,ppid,stat,wchan:24,etimes,args"], capture_output=True,
+                                   text=True).stdout
+            server.kill()
+            server.wait()
+            held = [line[:240] for line in state.splitlines()
+                    if "site serve" in line or "cli.dbt_server" in line or line.lstrip().startswith("PID")]
+            pytest.fail("benchwh site serve outlived SIGTERM by 60 s:\n" + "\n".join(held), pytrace=False)
 
 
 @pytest.fixture(scope="module")
