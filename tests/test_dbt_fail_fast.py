@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import sys
 import textwrap
+import time
 
 import duckdb
 import pytest
@@ -183,3 +184,62 @@ def test_the_failure_is_named_not_a_node_fail_fast_interrupted(tmp_path):
     # only an interrupted node: still named
     (tmp_path / "target" / "run_results.json").write_text(json.dumps({"results": [interrupted]}))
     assert first_dbt_failure(tmp_path / "target", output).startswith("dbt error in test.benchwh.unique_x: ")
+
+
+def _dbt_connection(cursor):
+    """dbt's connection record around dbt-duckdb's own wrapper of `cursor`, as a node thread has it."""
+    from dbt.adapters.contracts.connection import Connection, ConnectionState
+    from dbt.adapters.duckdb.credentials import DuckDBCredentials
+    from dbt.adapters.duckdb.environments.local import DuckDBConnectionWrapper
+
+    return Connection(type="duckdb", name="model.benchwh.stg_grid__intensities", state=ConnectionState.OPEN,
+                      credentials=DuckDBCredentials(path=":memory:"), handle=DuckDBConnectionWrapper(cursor, None))
+
+
+def test_cancelling_a_connection_its_thread_already_closed_is_no_error(monkeypatch):
+    """A --fail-fast stop cancels the other threads' connections; one closed meanwhile raised
+    "Connection already closed!", which replaced the node's failure (CI: test_dbt_model_error)."""
+    from dbt.adapters.duckdb.environments.local import LocalEnvironment
+
+    from cli.dbt_guard import cancel_closed_connections_quietly
+
+    monkeypatch.setattr(LocalEnvironment, "cancel", LocalEnvironment.__dict__["cancel"])  # restored after
+    con = duckdb.connect()
+    closed = con.cursor()
+    closed.close()
+    with pytest.raises(duckdb.ConnectionException, match="closed"):
+        LocalEnvironment.cancel(_dbt_connection(closed))  # dbt-duckdb as it comes
+    assert cancel_closed_connections_quietly() and cancel_closed_connections_quietly()  # installed once
+    LocalEnvironment.cancel(_dbt_connection(closed))
+    con.close()
+
+
+def test_a_running_query_is_still_cancelled(monkeypatch):
+    import threading
+
+    from dbt.adapters.duckdb.environments.local import LocalEnvironment
+
+    from cli.dbt_guard import cancel_closed_connections_quietly
+
+    monkeypatch.setattr(LocalEnvironment, "cancel", LocalEnvironment.__dict__["cancel"])
+    assert cancel_closed_connections_quietly()
+    con = duckdb.connect()
+    busy = con.cursor()
+    outcome = []
+
+    def run_long_query():
+        try:
+            busy.execute("select count(*) from range(100000000000) a")
+            outcome.append("finished")
+        except duckdb.InterruptException:
+            outcome.append("interrupted")
+
+    thread = threading.Thread(target=run_long_query)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while thread.is_alive() and not outcome and time.monotonic() < deadline:
+        LocalEnvironment.cancel(_dbt_connection(busy))  # until the query has started and stops
+        thread.join(0.05)
+    thread.join(60)
+    assert outcome == ["interrupted"]
+    con.close()
