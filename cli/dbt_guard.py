@@ -704,6 +704,7 @@ def cancel_closed_connections_quietly() -> bool:
                 raise
 
     cancel_unless_closed.quiet_when_closed = True
+    cancel_unless_closed.dbt_duckdb_cancel = cancel
     LocalEnvironment.cancel = classmethod(cancel_unless_closed)
     return True
 

@@ -196,6 +196,14 @@ def _dbt_connection(cursor):
                       credentials=DuckDBCredentials(path=":memory:"), handle=DuckDBConnectionWrapper(cursor, None))
 
 
+def dbt_duckdbs_own_cancel():
+    """LocalEnvironment.cancel as dbt-duckdb has it, whether or not this process patched it."""
+    from dbt.adapters.duckdb.environments.local import LocalEnvironment
+
+    cancel = LocalEnvironment.__dict__["cancel"]
+    return getattr(cancel.__func__, "dbt_duckdb_cancel", cancel)
+
+
 def test_cancelling_a_connection_its_thread_already_closed_is_no_error(monkeypatch):
     """A --fail-fast stop cancels the other threads' connections; one closed meanwhile raised
     "Connection already closed!", which replaced the node's failure (CI: test_dbt_model_error)."""
@@ -203,7 +211,7 @@ def test_cancelling_a_connection_its_thread_already_closed_is_no_error(monkeypat
 
     from cli.dbt_guard import cancel_closed_connections_quietly
 
-    monkeypatch.setattr(LocalEnvironment, "cancel", LocalEnvironment.__dict__["cancel"])  # restored after
+    monkeypatch.setattr(LocalEnvironment, "cancel", dbt_duckdbs_own_cancel())  # restored after the test
     con = duckdb.connect()
     closed = con.cursor()
     closed.close()
@@ -221,7 +229,7 @@ def test_a_running_query_is_still_cancelled(monkeypatch):
 
     from cli.dbt_guard import cancel_closed_connections_quietly
 
-    monkeypatch.setattr(LocalEnvironment, "cancel", LocalEnvironment.__dict__["cancel"])
+    monkeypatch.setattr(LocalEnvironment, "cancel", dbt_duckdbs_own_cancel())
     assert cancel_closed_connections_quietly()
     con = duckdb.connect()
     busy = con.cursor()
