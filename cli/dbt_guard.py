@@ -693,7 +693,7 @@ def cancel_closed_connections_quietly() -> bool:
     cancel = LocalEnvironment.__dict__.get("cancel")
     if not isinstance(cancel, classmethod):
         return False
-    if getattr(cancel.__func__, "quiet_when_closed", False):
+    if hasattr(cancel.__func__, "dbt_duckdb_cancel"):  # installed already
         return True
 
     def cancel_unless_closed(cls, connection) -> None:
@@ -703,7 +703,6 @@ def cancel_closed_connections_quietly() -> bool:
             if "closed" not in str(exc):
                 raise
 
-    cancel_unless_closed.quiet_when_closed = True
     cancel_unless_closed.dbt_duckdb_cancel = cancel
     LocalEnvironment.cancel = classmethod(cancel_unless_closed)
     return True

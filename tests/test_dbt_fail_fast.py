@@ -11,18 +11,22 @@ from __future__ import annotations
 import json
 import sys
 import textwrap
+import threading
 import time
 
 import duckdb
 import pytest
+from dbt.adapters.contracts.connection import Connection, ConnectionState
+from dbt.adapters.duckdb.credentials import DuckDBCredentials
+from dbt.adapters.duckdb.environments.local import DuckDBConnectionWrapper, LocalEnvironment
 from dbt.artifacts.schemas.results import RunStatus, TestStatus
 from dbt.artifacts.schemas.run import RunResult
 from dbt.contracts.graph.nodes import GenericTestNode, SingularTestNode
 from dbt.exceptions import FailFastError
 from dbt.task.runnable import GraphRunnableTask, mark_node_as_skipped
 
-from cli.dbt_guard import (freeze_the_loaded_project, keep_the_fail_fast_result, restore_failed_result,
-                           with_fail_fast_result)
+from cli.dbt_guard import (cancel_closed_connections_quietly, freeze_the_loaded_project, keep_the_fail_fast_result,
+                           restore_failed_result, with_fail_fast_result)
 from orchestration.manifest import MANIFEST_PATH
 from tests.helpers.landing import land_recording
 
@@ -188,18 +192,12 @@ def test_the_failure_is_named_not_a_node_fail_fast_interrupted(tmp_path):
 
 def _dbt_connection(cursor):
     """dbt's connection record around dbt-duckdb's own wrapper of `cursor`, as a node thread has it."""
-    from dbt.adapters.contracts.connection import Connection, ConnectionState
-    from dbt.adapters.duckdb.credentials import DuckDBCredentials
-    from dbt.adapters.duckdb.environments.local import DuckDBConnectionWrapper
-
     return Connection(type="duckdb", name="model.benchwh.stg_grid__intensities", state=ConnectionState.OPEN,
                       credentials=DuckDBCredentials(path=":memory:"), handle=DuckDBConnectionWrapper(cursor, None))
 
 
 def dbt_duckdbs_own_cancel():
     """LocalEnvironment.cancel as dbt-duckdb has it, whether or not this process patched it."""
-    from dbt.adapters.duckdb.environments.local import LocalEnvironment
-
     cancel = LocalEnvironment.__dict__["cancel"]
     return getattr(cancel.__func__, "dbt_duckdb_cancel", cancel)
 
@@ -207,10 +205,6 @@ def dbt_duckdbs_own_cancel():
 def test_cancelling_a_connection_its_thread_already_closed_is_no_error(monkeypatch):
     """A --fail-fast stop cancels the other threads' connections; one closed meanwhile raised
     "Connection already closed!", which replaced the node's failure (CI: test_dbt_model_error)."""
-    from dbt.adapters.duckdb.environments.local import LocalEnvironment
-
-    from cli.dbt_guard import cancel_closed_connections_quietly
-
     monkeypatch.setattr(LocalEnvironment, "cancel", dbt_duckdbs_own_cancel())  # restored after the test
     con = duckdb.connect()
     closed = con.cursor()
@@ -223,12 +217,6 @@ def test_cancelling_a_connection_its_thread_already_closed_is_no_error(monkeypat
 
 
 def test_a_running_query_is_still_cancelled(monkeypatch):
-    import threading
-
-    from dbt.adapters.duckdb.environments.local import LocalEnvironment
-
-    from cli.dbt_guard import cancel_closed_connections_quietly
-
     monkeypatch.setattr(LocalEnvironment, "cancel", dbt_duckdbs_own_cancel())
     assert cancel_closed_connections_quietly()
     con = duckdb.connect()

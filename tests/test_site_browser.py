@@ -37,7 +37,7 @@ def served_site(offline_warehouse, tmp_path_factory):
         try:
             server.wait(timeout=60)
         except subprocess.TimeoutExpired:  # what held it (once: a worker ignoring SIGTERM, tests/conftest.py)
-            state = subprocess.run(["ps", "-eo", "pid,ppid,stat,wchan:24,etimes,args"], capture_output=True,
+            state = subprocess.run(["ps", "-ww", "-eo", "pid,ppid,stat,wchan:24,etimes,args"], capture_output=True,
                                    text=True).stdout
             server.kill()
             server.wait()
