@@ -5,11 +5,14 @@ Every dbt process spends ~4 CPU-s importing dbt, its adapters and their dataclas
 the project (of ~15 CPU-s for a build of the offline snapshot), and every `benchwh` command ~2
 CPU-s importing Dagster, its storage, pandas and pandera (a refresh with nothing new: 3.9 -> 1.8
 CPU-s). The first `benchwh-dbt` (or `benchwh`) starts this server in the background and runs
-itself; later ones hand their command line, environment, working folder and standard streams to
-the server over a Unix socket, and it forks a worker that runs them, as the caller would have run
-them in its own process. The caller stays as the worker's stand-in: it forwards SIGINT, SIGTERM and
-SIGHUP to the worker, stops and continues it with itself (Ctrl-Z, `fg`), and exits with its
-status; the worker dies when that process dies (issue #12: a killed refresh takes its dbt with it).
+itself; one that finds the server still starting (bound, not listening yet: it imports) waits for it
+rather than import dbt beside it on the same cores (up to STARTING_WAIT_S): so a refresh's build
+forks from the server the refresh started as it began. Later ones hand their command line,
+environment, working folder and standard streams to the server over a Unix socket, and it forks a
+worker that runs them, as the caller would have run them in its own process. The caller stays as
+the worker's stand-in: it forwards SIGINT, SIGTERM and SIGHUP to the worker, stops and continues it
+with itself (Ctrl-Z, `fg`), and exits with its status; the worker dies when that process dies
+(issue #12: a killed refresh takes its dbt with it).
 
 A server is one per kind, Python, installed packages, these modules' code and process cache folder
 (the socket's name holds a hash of them: an upgrade or an edit of these modules starts a new one);
@@ -38,6 +41,8 @@ import time
 from pathlib import Path
 
 IDLE_S_DEFAULT = 60.0
+# how long a run waits for a server that is starting before it runs itself (a start takes 3-6 s)
+STARTING_WAIT_S = 60.0
 # what a worker's imports come from, besides these modules' own files
 _PACKAGES = ("dbt-core", "dbt-common", "dbt-adapters", "dbt-duckdb", "dbt-spark", "mashumaro", "jinja2",
              "duckdb", "agate", "protobuf", "click")
@@ -117,7 +122,7 @@ def prestart(cache: Path | None, kind: str = "dbt") -> bool:
     if cache is None or not wanted(kind):
         return False
     address = server_address(cache, kind)
-    if _listening(address):
+    if _listening(address) or _starting(address):
         return False
     _start_server(cache, address, kind)
     return True
@@ -132,6 +137,42 @@ def _listening(address: str) -> bool:
             return True
         except OSError:
             return False
+
+
+_SO_ACCEPTCON = 0x10000  # a listening socket's flag in /proc/net/unix
+
+
+def _starting(address: str) -> bool:
+    """Is a server bound to `address` but not listening yet (still importing and preparing)? A
+    server binds first, so that no second one starts, and listens once prepared. Linux lists bound
+    abstract names in /proc/net/unix with a leading @ (and its accepted connections, state 03)."""
+    name = "@" + address.lstrip("\0")
+    bound = listening = False
+    with contextlib.suppress(OSError, ValueError):
+        with open("/proc/net/unix", encoding="ascii", errors="replace") as table:
+            next(table, None)
+            for line in table:  # Num RefCount Protocol Flags Type St Inode Path
+                fields = line.split()
+                if len(fields) == 8 and fields[7] == name and fields[5] == "01":  # not a connection
+                    listening |= bool(int(fields[3], 16) & _SO_ACCEPTCON)
+                    bound = True
+    return bound and not listening
+
+
+def _connect_when_started(address: str, wait_s: float = STARTING_WAIT_S) -> socket.socket | None:
+    """A connection to the server on `address`; if it is still starting, once it listens (None
+    when there is none, or it did not listen within `wait_s`)."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            conn.connect(address)
+            return conn
+        except OSError:
+            conn.close()
+        if not _starting(address) or time.monotonic() > deadline:
+            return None
+        time.sleep(0.05)
 
 
 def start_and_wait(cache: Path | None, kind: str = "dbt", timeout_s: float = 120.0) -> bool:
@@ -156,11 +197,8 @@ def run_in_warm_worker(cache: Path, argv: list[str], kind: str = "dbt") -> int |
     the program) from a worker of the warm server; None when there is no server (one is then
     started for the next run, and the caller runs it itself)."""
     address = server_address(cache, kind)
-    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        conn.connect(address)
-    except OSError:
-        conn.close()
+    conn = _connect_when_started(address)
+    if conn is None:
         _start_server(cache, address, kind)
         return None
     with conn:

@@ -416,6 +416,45 @@ def test_an_idle_server_exits(cache):
         probe.connect(where)
 
 
+def test_a_run_that_finds_the_server_starting_waits_for_it_and_runs_in_its_worker(cache, tmp_path):
+    """As a refresh's build finds the server its refresh started a moment before: bound, still
+    importing dbt. The run waits for it rather than import dbt beside it, and starts no other."""
+    from cli.dbt_server import _starting
+
+    where = address(cache)
+    server = subprocess.Popen([sys.executable, "-P", "-m", "cli.dbt_server", str(cache), where[1:]],
+                              env=env_for(cache), cwd="/")
+    try:
+        assert wait_until(lambda: _starting(where) or listening(where), 60)
+        assert not listening(where), "the server listened before it was seen starting"
+        build = tmp_path / "b.duckdb"
+        proc, in_worker = benchwh_dbt(cache, "--help", build=build)
+        assert proc.returncode == 0 and "Usage: dbt" in proc.stdout
+        assert in_worker and server.poll() is None
+        assert server_pids(cache) == [server.pid]  # no second server was started
+    finally:
+        server.kill()
+        server.wait()
+
+
+def test_a_bound_socket_is_a_starting_server_until_it_listens():
+    from cli.dbt_server import _starting
+
+    where = f"\0benchwh-test-starting-{os.getpid()}"
+    assert not _starting(where)
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as bound:
+        bound.bind(where)
+        assert _starting(where) and not listening(where)
+        bound.listen(1)
+        assert not _starting(where) and listening(where)
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
+            client.connect(where)
+            accepted, _ = bound.accept()
+            with accepted:
+                assert not _starting(where)
+    assert not _starting(where)  # gone with its socket
+
+
 def test_the_address_names_the_code_a_worker_would_run(tmp_path):
     one, other = tmp_path / "a", tmp_path / "b"
     assert address(one) == address(one) != address(other)
