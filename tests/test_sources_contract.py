@@ -205,10 +205,14 @@ def staging_build(manifest, tmp_path_factory, request) -> dict[str, dict]:
     names = [manifest["nodes"][m]["name"] for m in models]
     target = root / "target"
     from orchestration.dbt_cli import guarded_dbt_executable
+    from orchestration.dbt_state import reuse_parse
     from orchestration.resources import DBT_PROJECT_DIR
 
-    env = {**os.environ, "BENCHWH_HOME": str(home), "BENCHWH_BUILD_PATH": str(root / "build.duckdb"),
-           **DBT_NO_TRACKING}
+    # as a refresh builds: in the home's build/ folder, from the install's parse (no full parse)
+    (home / "build").mkdir(exist_ok=True)
+    reuse_parse(target)
+    env = {k: v for k, v in os.environ.items() if k != "BENCHWH_BUILD_PATH"}
+    env.update(BENCHWH_HOME=str(home), **DBT_NO_TRACKING)
     proc = subprocess.run(
         [guarded_dbt_executable(), "build", "--project-dir", str(DBT_PROJECT_DIR), "--profiles-dir", str(DBT_PROJECT_DIR),
          "--target-path", str(target), "--log-path", str(root / "logs"), "--indirect-selection", "cautious",
