@@ -229,7 +229,7 @@ def dbt_phase(name: str, home: Path, work: Path, env: dict, starts: str = "cold"
     if starts != "cold":
         server = run_phase(f"{name}_dbt_server", [sys.executable, "-m", "benchmarks.phases", "dbt-server",
                                                   "--home", str(home)],
-                           build_env, work / f"{name}_dbt_server.log", cwd=home)
+                           build_env, work / f"{name}_dbt_server.log")
         server_seconds = server["seconds"]
     peak = build_peak(home)
     try:
@@ -498,8 +498,10 @@ def main(argv: list[str] | None = None) -> int:
     # from the server each refresh starts as it begins, none alive before; --warm: everything
     # forks from servers that stay up; --cold: no dbt server
     starts_as = "warm" if args.warm else "cold" if args.cold else "nightly"
+    # no PYTHONPATH of its own: `python -m benchmarks.*` runs in the checkout, and a PYTHONPATH
+    # would name other warm servers than the ones `benchwh` and benchwh-dbt use without it
     env = {**{k: v for k, v in os.environ.items() if k != "DAGSTER_HOME"}, "BENCHWH_HOME": str(home),
-           "PYTHONPATH": str(ROOT), "BENCHWH_DBT_SERVER": "0" if args.cold else "1",
+           "BENCHWH_DBT_SERVER": "0" if args.cold else "1",
            "BENCHWH_CLI_SERVER": "1" if args.warm else "0"}
     if starts_as == "nightly":  # this run's own servers: their command line names it (stop_dbt_servers)
         env["BENCHWH_DBT_CACHE"] = str(work / "dbt-process-cache")
