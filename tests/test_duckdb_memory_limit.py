@@ -14,7 +14,7 @@ import yaml
 
 from ingest import config
 from orchestration.dbt_cli import guarded_dbt_executable
-from orchestration.dbt_state import DBT_BUILD_ENV
+from orchestration.dbt_state import DBT_BUILD_ENV, reuse_parse
 from publish import publish as pub
 from tests.helpers.paths import PROJECT_ROOT as PROJECT
 
@@ -35,10 +35,14 @@ def duckdb_says(limit: str) -> str:
 
 def dbt_settings(tmp_path: Path, **env_extra: str) -> dict:
     """memory_limit and preserve_insertion_order of dbt's own DuckDB connection (target build), through
-    a real `dbt show`, with no file log as a build runs (DBT_BUILD_ENV): `--quiet` still prints the table."""
+    a real `dbt show`, with no file log as a build runs (DBT_BUILD_ENV): `--quiet` still prints the table.
+    As a refresh runs dbt: in the home's build folder, from the install's parse (a limit of its own
+    changes the profile, so that run parses in full)."""
+    home = tmp_path / "home"
+    (home / "build").mkdir(parents=True)
+    reuse_parse(tmp_path / "target")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("BENCHWH_", "DBT_"))}
-    env.update(BENCHWH_HOME=str(tmp_path / "home"), BENCHWH_BUILD_PATH=str(tmp_path / "build.duckdb"),
-               **DBT_BUILD_ENV, **env_extra)
+    env.update(BENCHWH_HOME=str(home), **DBT_BUILD_ENV, **env_extra)
     done = subprocess.run(
         [DBT, "show", "--inline", SHOW_SETTINGS, "--output", "json",
          "--quiet", "--project-dir", str(PROJECT / "dbt_project"), "--profiles-dir", str(PROJECT / "dbt_project"),
