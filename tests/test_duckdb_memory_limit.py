@@ -88,15 +88,15 @@ def test_publish_connections_take_the_setting(home, monkeypatch):
 
 def test_a_file_less_connection_spills_under_the_home_and_cleans_up(home, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # DuckDB's own default would be ./.tmp
-    monkeypatch.setenv("BENCHWH_DUCKDB_MEMORY_LIMIT", "64MB")
+    monkeypatch.setenv("BENCHWH_DUCKDB_MEMORY_LIMIT", "32MB")
     settings = config.duckdb_config(file_less=True)
     spill = Path(settings["temp_directory"])
     assert spill == home / "build" / f"{config.DUCKDB_TMP_PREFIX}{os.getpid()}"
     con = duckdb.connect(config={**settings, "threads": 1})
     try:
-        # a sort of ~300 MB of text under a 64 MB limit has to spill
+        # a sort of ~100 MB of text under a 32 MB limit has to spill
         con.execute("create table t as select md5(range::varchar) || md5((range + 1)::varchar) s "
-                    "from range(3000000)")
+                    "from range(1000000)")
         assert con.execute("select count(*) from (select s from t order by s offset 10)").fetchone()[0] > 0
         assert any(spill.iterdir())
         # a refresh cleaning abandoned builds leaves a live process's spill folder alone
