@@ -16,8 +16,8 @@ from tests.helpers.landing import snapshot, store_with
 
 
 def test_one_outlier_snapshot_does_not_block_the_source(tmp_path, monkeypatch):
-    # five normal snapshots, one of 100,000 models, then normal ones again
-    bodies = [snapshot(d) for d in range(1, 6)] + [snapshot(6, n_models=100_000), snapshot(7), snapshot(8)]
+    # five normal snapshots (12 models), one of 10,000, then normal ones again
+    bodies = [snapshot(d) for d in range(1, 6)] + [snapshot(6, n_models=10_000), snapshot(7), snapshot(8)]
     store, lander = store_with(tmp_path, bodies)
     outcomes = lander.land_pending(OpenRouterSource())
     assert [o.status for o in outcomes] == ["landed"] * 8
