@@ -14,8 +14,8 @@ import yaml
 
 from ingest import config
 from orchestration.dbt_cli import guarded_dbt_executable
-from orchestration.dbt_state import DBT_BUILD_ENV, reuse_parse
 from publish import publish as pub
+from tests.helpers.dbt_build import refresh_dbt_env
 from tests.helpers.paths import PROJECT_ROOT as PROJECT
 
 DBT = guarded_dbt_executable()  # dbt as the pipeline runs it
@@ -39,10 +39,7 @@ def dbt_settings(tmp_path: Path, **env_extra: str) -> dict:
     As a refresh runs dbt: in the home's build folder, from the install's parse (a limit of its own
     changes the profile, so that run parses in full)."""
     home = tmp_path / "home"
-    (home / "build").mkdir(parents=True)
-    reuse_parse(tmp_path / "target")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("BENCHWH_", "DBT_"))}
-    env.update(BENCHWH_HOME=str(home), **DBT_BUILD_ENV, **env_extra)
+    env = {**refresh_dbt_env(home, tmp_path / "target"), **env_extra}
     done = subprocess.run(
         [DBT, "show", "--inline", SHOW_SETTINGS, "--output", "json",
          "--quiet", "--project-dir", str(PROJECT / "dbt_project"), "--profiles-dir", str(PROJECT / "dbt_project"),

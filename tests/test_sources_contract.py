@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import json
-import os
 import socket
 import subprocess
 from pathlib import Path
@@ -23,7 +22,7 @@ import pytest
 from ingest.landing import Lander, validate_frame
 from ingest.raw_store import RawEntry, RawStore
 from ingest.source import PayloadRejected, Source, SourceFailed, load_sources
-from orchestration.dbt_state import DBT_NO_TRACKING
+from tests.helpers.dbt_build import refresh_dbt_env
 from tests.helpers.landing import land_recording, lay_out
 
 SOURCES = load_sources()
@@ -205,14 +204,9 @@ def staging_build(manifest, tmp_path_factory, request) -> dict[str, dict]:
     names = [manifest["nodes"][m]["name"] for m in models]
     target = root / "target"
     from orchestration.dbt_cli import guarded_dbt_executable
-    from orchestration.dbt_state import reuse_parse
     from orchestration.resources import DBT_PROJECT_DIR
 
-    # as a refresh builds: in the home's build/ folder, from the install's parse (no full parse)
-    (home / "build").mkdir(exist_ok=True)
-    reuse_parse(target)
-    env = {k: v for k, v in os.environ.items() if k != "BENCHWH_BUILD_PATH"}
-    env.update(BENCHWH_HOME=str(home), **DBT_NO_TRACKING)
+    env = refresh_dbt_env(home, target)  # as a refresh builds: no full parse
     proc = subprocess.run(
         [guarded_dbt_executable(), "build", "--project-dir", str(DBT_PROJECT_DIR), "--profiles-dir", str(DBT_PROJECT_DIR),
          "--target-path", str(target), "--log-path", str(root / "logs"), "--indirect-selection", "cautious",

@@ -42,14 +42,21 @@ def failed_dbt_build(home: Path, work: Path, select: list[str], *extra: str, tim
     return first_dbt_failure(work / "target", output)
 
 
+def refresh_dbt_env(home: Path, target: Path) -> dict[str, str]:
+    """What a refresh runs dbt with (benchwh-dbt runs it in `home`, the build's paths relative to
+    it): the home's build/ folder, the home's kept parse (else the install's) in `target`, and an
+    environment with none of the caller's BENCHWH_ or DBT_ settings and no file log (DBT_BUILD_ENV)."""
+    (home / BUILDING_IN_HOME).parent.mkdir(parents=True, exist_ok=True)
+    reuse_parse(target, home / "dbt-state")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("BENCHWH_", "DBT_"))}
+    env.update(BENCHWH_HOME=str(home), **DBT_BUILD_ENV)
+    return env
+
+
 def _dbt(home: Path, work: Path, select: list[str], *extra: str, logs: Path, timeout: float,
          project: Path = PROJECT / "dbt_project", dbt: list[str] | None = None):
-    building = home / BUILDING_IN_HOME
-    remove_building(building)
-    building.parent.mkdir(parents=True, exist_ok=True)
-    reuse_parse(work / "target", home / "dbt-state")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("BENCHWH_")}
-    env.update(BENCHWH_HOME=str(home), **DBT_BUILD_ENV)
+    remove_building(home / BUILDING_IN_HOME)
+    env = refresh_dbt_env(home, work / "target")
     if dbt is None:  # as the orchestration runs dbt builds: through benchwh-dbt (cli/dbt_guard.py)
         from orchestration.dbt_cli import guarded_dbt_executable
 
