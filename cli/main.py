@@ -228,36 +228,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run() -> NoReturn:
-    """The `benchwh` program: the command in a worker forked from the warm server, which has
-    Dagster, pandas and pandera imported (cli/dbt_server.py), or else here."""
-    status = _run_in_warm_worker()
-    if status is not None:
-        sys.exit(status)
-    run_here()
-
-
-def _run_in_warm_worker() -> int | None:
-    """The command's exit status, or None to run it here: BENCHWH_CLI_SERVER=0, no server yet (one
-    is started for the next command) or `dev`, which runs for hours and owns its process group."""
-    command = next((arg for arg in sys.argv[1:] if not arg.startswith("-")), None)
-    if command in (None, "dev"):
-        return None
-    from cli import dbt_server
-    from cli.dbt_guard import process_cache_dir
-
-    if not dbt_server.wanted("cli"):
-        return None
-    # the dbt server's folder names this server too (a test's own folder: its own servers)
-    return dbt_server.run_in_warm_worker(process_cache_dir() or Path(sys.prefix), list(sys.argv), kind="cli")
-
-
-def run_here() -> NoReturn:
-    """main(), then an exit that does not walk every object again (cli/collector.py; tests call
-    main() in their own process, so only the program does this)."""
-    from cli import collector
-
-    collector.freeze_what_loads = True
-    collector.exit_without_collecting(main())
+    """The `benchwh` program."""
+    sys.exit(main())
 
 
 if __name__ == "__main__":

@@ -70,26 +70,16 @@ def _all_failure_texts(result) -> list[str]:
     return texts
 
 
-def _prestart_dbt_server() -> None:
-    """The warm dbt server started while the refresh lands (cli/dbt_server.py `prestart`)."""
-    from cli import dbt_server
-    from cli.dbt_guard import process_cache_dir
-
-    dbt_server.prestart(process_cache_dir())
-
-
 def run_refresh(offline: bool = False, sources: list[str] | None = None,
                 log: Callable[[str], None] = progress, engine: str | None = None,
                 executor: str | None = None) -> RefreshResult:
     """Fetch (all sources, the named ones, or none when sources == []), land, build, audit, publish."""
-    from cli.collector import loading
     from orchestration.instance import ensure_dagster_home
     from publish.publish import clean_abandoned_builds, home_lock
     from publish.verify import check_published, disk_full_line, sweep_temporaries
 
     started = time.monotonic()
     ensure_dagster_home()
-    _prestart_dbt_server()
     with home_lock("refresh", log):
         clean_abandoned_builds(log=log)
         sweep_temporaries(log=log)
@@ -98,15 +88,13 @@ def run_refresh(offline: bool = False, sources: list[str] | None = None,
             log(f"published file damaged: {state['problem']} (this refresh replaces it; `benchwh rollback` restores the newest good version)")
         # importing Dagster and the dbt project takes seconds: say so rather than sit silent
         log("loading the pipeline (Dagster definitions, dbt manifest)")
-        with loading():
-            from dagster import DagsterInstance
+        from dagster import DagsterInstance
 
-            from orchestration.manifest import prepare_manifest
+        from orchestration.manifest import prepare_manifest
 
-            prepare_manifest(log=log)  # the definitions load the dbt assets from it
-            import orchestration.definitions  # noqa: F401  (loaded here, inside the pause)
-            from orchestration.execution import execute_refresh
-            from orchestration.tags import fetch_tags
+        prepare_manifest(log=log)  # the definitions load the dbt assets from it
+        from orchestration.execution import execute_refresh
+        from orchestration.tags import fetch_tags
 
         try:
             with DagsterInstance.get() as instance, \

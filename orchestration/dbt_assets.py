@@ -6,21 +6,20 @@ import json
 import os
 import re
 import shutil
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Mapping
 
 import dagster as dg
 
-import orchestration.dbt_cli  # noqa: F401  (before dagster_dbt: dagster-dbt without dbt-core)
 from dagster_dbt import DagsterDbtTranslator, DagsterDbtTranslatorSettings, DbtCliResource, dbt_assets
 
 from ingest import config, file_memo
 from orchestration.progress import count, progress
 from orchestration.execution import die_with_run_process, finish_spark_build, spark_build_args, step_engine
 from orchestration.manifest import DBT_PROJECT, MANIFEST_PATH, prepare_if_dev
-from orchestration.dbt_state import (BUILDING_IN_HOME, DBT_BUILD_ENV, build_env, build_values, building_path, keep_parse,
-                                     move_build, remove_building, reuse_parse)
-from orchestration.resources import build_dir, build_path
+from orchestration.manifest import DBT_NO_TRACKING
+from orchestration.resources import build_dir, build_path, building_path, dbt_target_dir
 from orchestration.tags import SOURCES_TAG
 from publish.inputs import inputs_fingerprint, published_inputs, sidecar
 from publish.report import sources_meta
@@ -46,9 +45,39 @@ class BenchTranslator(DagsterDbtTranslator):
         return fqn[1] if len(fqn) > 2 and fqn[1] in LAYERS else "dbt"
 
 
+def build_values(run_id: str, code_revision: str) -> dict[str, str]:
+    started = datetime.now(timezone.utc)
+    return {
+        # sorts in time order: publish compares versions as strings
+        "build_version": f"{started:%Y%m%dT%H%M%S%fZ}-{run_id[:8]}",
+        "build_id": run_id,
+        "build_started_at": started.strftime("%Y-%m-%d %H:%M:%S.%f"),
+        "code_revision": code_revision,
+    }
+
+
+def build_env(values: dict[str, str]) -> dict[str, str]:
+    """The environment variables macros/build_value.sql reads (BENCHWH_BUILD_VERSION, ...): read only
+    while dbt executes, so a value that changes every build never voids dbt's partial parse."""
+    return {f"BENCHWH_{k.upper()}": v for k, v in values.items()}
+
+
 def build_vars(run_id: str) -> dict:
-    """The values naming a build (audit.build_info), passed to dbt in the environment (dbt_state.py)."""
+    """The values naming a build (audit.build_info), passed to dbt in the environment."""
     return build_values(run_id, code_revision())
+
+
+def move_build(building: Path, final: Path) -> None:
+    """The finished build under its run's name (and a WAL dbt left, which publish checkpoints)."""
+    os.replace(building, final)
+    wal = Path(f"{building}.wal")
+    if wal.exists():
+        os.replace(wal, Path(f"{final}.wal"))
+
+
+def remove_building(building: Path) -> None:
+    for leftover in (building, Path(f"{building}.wal")):
+        leftover.unlink(missing_ok=True)
 
 
 def _git_dir() -> Path:
@@ -242,7 +271,6 @@ def remove_build(run_id: str) -> None:
     for leftover in (path, Path(f"{path}.wal"), sidecar(path)):
         leftover.unlink(missing_ok=True)
     remove_building(building_path())
-    shutil.rmtree(build_dir() / f"{run_id}-target", ignore_errors=True)
 
 
 # dagster-dbt's way: re-parsed under `dagster dev`, else the manifest a command prepared
@@ -316,14 +344,13 @@ def _run_dbt(context: dg.AssetExecutionContext, dbt: DbtCliResource, path: Path)
     run_id = context.run.run_id
     building = building_path()
     remove_building(building)
-    os.environ["BENCHWH_BUILD_PATH"] = BUILDING_IN_HOME  # = building, from the home dbt runs in
-    os.environ["BENCHWH_HOME"] = str(config.home())
-    os.environ["BENCHWH_PARENT_PID"] = str(os.getpid())  # benchwh-dbt exits if this process is gone
-    for name, value in DBT_BUILD_ENV.items():
-        os.environ.setdefault(name, value)
-    os.environ.update(build_env(build_vars(run_id)))
-    target = build_dir() / f"{run_id}-target"
-    reuse_parse(target)
+    # dagster-dbt hands dbt this process's environment
+    os.environ.update({"BENCHWH_HOME": str(config.home()), "BENCHWH_PARENT_PID": str(os.getpid()),
+                       **DBT_NO_TRACKING, **build_env(build_vars(run_id))})
+    os.environ.pop("BENCHWH_BUILD_PATH", None)  # the profile's default: build/building.duckdb
+    target = dbt_target_dir()
+    for stale in ("run_results.json",):  # a failure is read from this build's results only
+        (target / stale).unlink(missing_ok=True)
     progress(f"dbt: building into {path.name}")
     # fail fast: one failure already means nothing is published, so stop building at once
     args = ["build", "--fail-fast"]
@@ -346,7 +373,6 @@ def _run_dbt(context: dg.AssetExecutionContext, dbt: DbtCliResource, path: Path)
         for done, event in enumerate(invocation.stream(), 1):
             count("dbt", min(done, total), total, "nodes done")
             yield event
-    Path(str(building) + ".pid").unlink(missing_ok=True)  # benchwh-dbt's pid file: dbt has exited
     if not invocation.is_successful():
         reason = first_dbt_failure(target, log_path)
         if log_file.error is not None:  # the disk that failed dbt may have failed its log too
@@ -362,4 +388,3 @@ def _run_dbt(context: dg.AssetExecutionContext, dbt: DbtCliResource, path: Path)
         finish_spark_build(run_id, path, progress)
     else:
         move_build(building, path)
-        keep_parse(target)  # a DuckDB parse only: a Spark target's state would not serve the next build

@@ -4,15 +4,11 @@ import dagster as dg
 from orchestration.assets import landing_assets
 from orchestration.backfill import backfill_job
 from orchestration.dbt_assets import dbt_build
-from orchestration.execution import refresh_executor
-from orchestration.instance import sqlite_commits_without_fsync
 from orchestration.jobs import refresh_job, refresh_offline_job
 from orchestration.publish_asset import benchmarks_duckdb
 from orchestration.resources import dbt_resource
 from orchestration.schedules import schedules
 from orchestration.sensors import sensors
-
-sqlite_commits_without_fsync()  # also in the run processes `benchwh dev` launches
 
 defs = dg.Definitions(
     assets=[*landing_assets(), dbt_build, benchmarks_duckdb],
@@ -20,5 +16,4 @@ defs = dg.Definitions(
     schedules=schedules,
     sensors=sensors,
     resources={"dbt": dbt_resource()},
-    executor=refresh_executor,
 )

@@ -4,8 +4,7 @@ process, side by side) or in-process, and on which dbt engine (DuckDB, or Spark 
 Settings (checked by ingest.config.check_settings): `BENCHWH_EXECUTOR` (`in_process`, the
 default of `benchwh refresh`, or `multiprocess`), `BENCHWH_MAX_CONCURRENT` (steps at once, default
 the number of CPUs), `BENCHWH_ENGINE` (`duckdb`, the default, or `spark`; `--engine` overrides it).
-Runs launched from the UI or the schedule use the job's default executor, multiprocess; every
-multiprocess run forks its step processes from a forkserver (`refresh_executor`).
+Runs launched from the UI or the schedule use Dagster's default executor, multiprocess.
 """
 from __future__ import annotations
 
@@ -28,26 +27,6 @@ def refresh_job_def() -> dg.JobDefinition:
     from orchestration.definitions import defs
 
     return defs.resolve_job_def("refresh")
-
-
-# Each step process forks from a server that has imported the definitions once (spawn made every
-# step import Dagster, dbt's manifest and the sources again: ~2 CPU-seconds a step).
-STEP_START_METHOD = {"forkserver": {"preload_modules": ["orchestration.definitions"]}}
-
-
-def _forkserver_unless_set(config: dict) -> dict:
-    multiprocess = config.get("multiprocess")
-    if multiprocess is None or multiprocess.get("start_method"):
-        return config  # in-process, or a start method chosen in the run's config
-    return {**config, "multiprocess": {**multiprocess, "start_method": STEP_START_METHOD}}
-
-
-# Every job's executor (Definitions(executor=...)): Dagster's default, multiprocess unless a run's
-# config says in_process, with the same config schema; a run that names no start method (the UI,
-# the schedule, `benchwh refresh` under BENCHWH_EXECUTOR=multiprocess) forks its steps as above.
-refresh_executor = dg.multi_or_in_process_executor.configured(
-    _forkserver_unless_set, config_schema=dg.multi_or_in_process_executor.config_schema.as_field(),
-    name="multi_or_in_process_executor")
 
 
 def run_config(executor_name: str | None = None, concurrent: int | None = None) -> dict:
@@ -90,7 +69,6 @@ def execute_refresh(instance: dg.DagsterInstance, tags: dict, executor_name: str
             yield result
     finally:
         quiet.setLevel(level)
-        stop_forkserver()
         for k, v in saved.items():
             if v is None:
                 os.environ.pop(k, None)
@@ -98,25 +76,14 @@ def execute_refresh(instance: dg.DagsterInstance, tags: dict, executor_name: str
                 os.environ[k] = v
 
 
-def stop_forkserver() -> None:
-    """End this process's forkserver: it keeps the environment it started with, so the next run
-    (BENCHWH_PROGRESS_T0, a changed BENCHWH_HOME) starts its own."""
-    import multiprocessing.forkserver
-
-    server = getattr(multiprocessing.forkserver, "_forkserver", None)
-    if server is not None and getattr(server, "_forkserver_pid", None) is not None:
-        server._stop()
-
-
 _watched_by: int | None = None  # the step process whose watcher runs (a fork starts with none)
 
 
 def die_with_run_process() -> None:
     """In a step process of the multiprocess executor: SIGKILL itself when the process that runs the
-    job exits, so a killed `benchwh refresh` takes its steps (and their dbt, cli/dbt_guard.py) with
-    it. A step is the forkserver's child, not the run's (no parent-death signal reaches it), and the
-    forkserver outlives the run while a step holds its pipe: the step watches the run process itself
-    through a pidfd, which cannot name another process that reuses the pid."""
+    job exits, so a killed `benchwh refresh` takes its steps (and their dbt, cli/dbt_exec.py) with
+    it. The step watches the run process through a pidfd, which cannot name another process that
+    reuses the pid (a parent-death signal would follow the thread that started the step)."""
     global _watched_by
     expected = os.environ.get("BENCHWH_RUN_PID")
     if not expected or int(expected) == os.getpid() or _watched_by == os.getpid():

@@ -23,6 +23,7 @@ from publish.verify import (DamagedFile, copy_verified, disk_error, fault, load_
                             record_inputs, save_index)
 
 PUBLISHED_SCHEMAS = ("marts", "site", "audit")
+DBT_TARGET = "dbt-target"  # build/dbt-target: dbt's target folder of the home's builds
 EXPORTED_SCHEMAS = ("marts", "site")  # audit stays in the file only
 REQUIRED_TABLES = ("marts.fct_api_prices", "marts.fct_grid_intensity", "audit.quarantine", "audit.build_info")
 HISTORY_KEEP = 7
@@ -59,9 +60,17 @@ def _sql_path(path: Path) -> str:
 
 
 def finalize_build(path: Path) -> None:
-    """CHECKPOINT and close, so the file is complete on its own (no .wal beside it)."""
+    """Keep only the published schemas, then CHECKPOINT and close, so the file is complete on its
+    own (no .wal beside it, no view reading landing files by path). The run's build file is the
+    publish's own copy: dbt's file (build/building.duckdb) keeps every layer for a data engineer."""
     con = duckdb.connect(str(path), config=config.duckdb_config())
     try:
+        schemas = con.execute(
+            "SELECT schema_name FROM duckdb_schemas() WHERE database_name = current_database() "
+            "AND NOT internal").fetchall()
+        for (schema,) in schemas:
+            if schema not in PUBLISHED_SCHEMAS:
+                con.execute(f'DROP SCHEMA "{schema}" CASCADE')
         con.execute("CHECKPOINT")
     finally:
         con.close()
@@ -287,17 +296,18 @@ def rollback(version: str | None, sources_meta: dict, log: Callable[[str], None]
                        else f"no good version to roll back to: {len(problems)} candidates damaged, newest: {problems[0]}")
 
 
-def _runs_with_live_writer(folder: Path) -> set[str]:
-    """Run ids whose `<run id>.duckdb.pid` (written by benchwh-dbt) names a live process."""
-    live = set()
-    for pid_file in folder.glob("*.duckdb.pid"):
+def _build_running() -> bool:
+    """Whether a dbt build holds the home's build lock (orchestration/dbt_assets.py)."""
+    path = config.home() / ".build.lock"
+    if not path.exists():
+        return False
+    with open(path, "a") as fh:
         try:
-            pid = int(pid_file.read_text().split()[0])
-        except (OSError, ValueError, IndexError):
-            continue
-        if pid != os.getpid() and pid_alive(pid):
-            live.add(pid_file.name[: -len(".duckdb.pid")])
-    return live
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(fh, fcntl.LOCK_UN)
+    return False
 
 
 def _spill_owner_alive(name: str) -> bool:
@@ -306,17 +316,17 @@ def _spill_owner_alive(name: str) -> bool:
 
 
 def clean_abandoned_builds(keep: Path | None = None, log: Callable[[str], None] | None = None) -> int:
-    """Remove build files (and their WALs and dbt targets) left by runs that died. Call under the refresh lock."""
+    """Remove build files (and their WALs) left by runs that died. Call under the refresh lock.
+    dbt's target folder stays (its partial parse serves the next build)."""
     folder = config.home() / "build"
     removed = 0
-    if not folder.exists():
-        return 0
-    live = _runs_with_live_writer(folder)
+    if not folder.exists() or _build_running():
+        return 0  # a dbt that is still running writes here: never pull files from under it
     for item in folder.iterdir():
         if keep is not None and item.name.startswith(keep.stem):
             continue
-        if any(item.name.startswith(run) for run in live):
-            continue  # a dbt that is still running writes these: never pull them from under it
+        if item.name == DBT_TARGET:
+            continue
         if item.name.startswith(config.DUCKDB_TMP_PREFIX) and _spill_owner_alive(item.name):
             continue  # a file-less DuckDB connection's spill folder (config.duckdb_config)
         if item.is_dir():

@@ -1,0 +1,31 @@
+"""`benchwh-dbt`: the stock `dbt`, tied to the lifetime of the process that started it.
+
+dagster-dbt starts dbt as a child process. If `benchwh refresh` is killed hard, a plain dbt child
+would run on and keep writing build/building.duckdb. This asks Linux to SIGKILL it when its parent
+dies (PR_SET_PDEATHSIG, kept across exec), then replaces itself with dbt: nothing else stands
+between Dagster and dbt. Elsewhere than Linux it is plain dbt.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import sys
+from pathlib import Path
+
+PR_SET_PDEATHSIG = 1
+
+
+def main() -> None:
+    parent = os.environ.get("BENCHWH_PARENT_PID")
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        # the parent may have died before the request took effect: then nobody waits for this dbt
+        if parent and os.getppid() != int(parent):
+            sys.exit("benchwh-dbt: the process that started dbt has exited")
+    dbt = Path(sys.executable).parent / "dbt"
+    os.execv(dbt, [str(dbt), *sys.argv[1:]])
+
+
+if __name__ == "__main__":
+    main()
