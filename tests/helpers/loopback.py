@@ -7,6 +7,7 @@
 """
 from __future__ import annotations
 
+import socket
 import threading
 import time
 from dataclasses import dataclass, field
@@ -140,3 +141,87 @@ class LoopbackServer:
     def __exit__(self, *exc) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+@dataclass
+class RawRequest:
+    """What a RawServer read of a request: its line and headers (lower-case names)."""
+
+    method: str
+    target: str  # as sent: a path, or a whole URL when the client talks to a proxy
+    headers: dict[str, str]
+
+
+class RawServer:
+    """A TCP server on 127.0.0.1 whose handler writes every byte of the answer itself, as a
+    misbehaving or old server would: headers a byte at a time, HTTP/1.0, a reset mid-body.
+
+        def answer(req, conn):
+            conn.sendall(b"HTTP/1.0 200 OK\\r\\n\\r\\nhello")
+        with RawServer(answer) as srv:
+            requests.get(srv.url + "/")
+
+    One request per connection; the server closes it when the handler returns. `stopping` is set
+    when the `with` block ends: a handler that trickles checks it so that no thread outlives the test.
+    """
+
+    def __init__(self, handler: Callable[[RawRequest, socket.socket], None]) -> None:
+        self.handler = handler
+        self.requests: list[RawRequest] = []
+        self.stopping = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self._listener.settimeout(0.05)
+        self._accepting = threading.Thread(target=self._accept, daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self._listener.getsockname()[:2]
+        return f"http://{host}:{port}"
+
+    def _accept(self) -> None:
+        while not self.stopping.is_set():
+            try:
+                conn, _addr = self._listener.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            t = threading.Thread(target=self._serve, args=(conn,), daemon=True)
+            self._threads.append(t)
+            t.start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        with conn:
+            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            conn.settimeout(10)
+            head = b""
+            try:
+                while b"\r\n\r\n" not in head and len(head) < 65536:
+                    data = conn.recv(4096)
+                    if not data:
+                        return
+                    head += data
+                line, *lines = head.split(b"\r\n\r\n", 1)[0].decode("latin-1").split("\r\n")
+                method, target, _version = line.split(" ", 2)
+                headers = {k.strip().lower(): v.strip() for k, v in (h.split(":", 1) for h in lines if ":" in h)}
+                req = RawRequest(method, target, headers)
+                self.requests.append(req)
+                self.handler(req, conn)
+            except OSError:
+                pass  # the client hung up: normal for the tests that cut a server off
+
+    def sleep(self, seconds: float) -> None:
+        """Wait in a handler, returning early when the server stops."""
+        self.stopping.wait(seconds)
+
+    def __enter__(self) -> "RawServer":
+        self._accepting.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stopping.set()
+        self._accepting.join()
+        self._listener.close()
+        for t in self._threads:
+            t.join(timeout=10)
