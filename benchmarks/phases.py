@@ -3,7 +3,6 @@
     python -m benchmarks.phases land  --home H              land every pending payload (Lander)
     python -m benchmarks.phases add   --home H --incoming D  `benchwh runs add` of the files in D
     python -m benchmarks.phases floor --home H --out F.duckdb   the hand-written SQL floor
-    python -m benchmarks.phases dbt-server --home H     start the warm dbt server, wait until it listens
 
 Each prints one JSON line: {"seconds": ..., "rows": ..., "detail": {...}}.
 """
@@ -78,19 +77,9 @@ def floor(home: Path, out: Path) -> dict:
     return {"rows": rows, "detail": {"memory_limit": memory_limit}}
 
 
-def dbt_server() -> dict:
-    """The warm dbt server a refresh starts as it begins (cli/dbt_server.py), for the builds to fork from."""
-    from cli import dbt_server
-    from cli.dbt_guard import process_cache_dir
-
-    if not dbt_server.start_and_wait(process_cache_dir()):
-        raise SystemExit("benchmarks.phases: the warm dbt server did not start (BENCHWH_DBT_SERVER=0?)")
-    return {"rows": None, "detail": {}}
-
-
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("phase", choices=["land", "add", "floor", "dbt-server"])
+    ap.add_argument("phase", choices=["land", "add", "floor"])
     ap.add_argument("--home", type=Path, required=True)
     ap.add_argument("--incoming", type=Path)
     ap.add_argument("--out", type=Path)
@@ -101,8 +90,6 @@ def main(argv: list[str] | None = None) -> None:
         result = land(args.home)
     elif args.phase == "add":
         result = add(args.home, args.incoming)
-    elif args.phase == "dbt-server":
-        result = dbt_server()
     else:
         result = floor(args.home, args.out)
     result["seconds"] = round(time.perf_counter() - started, 3)

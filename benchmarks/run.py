@@ -5,11 +5,10 @@
 In one process tree and one run:
   generate          seeded raw inputs (benchmarks/generate.py) into a fresh BENCHWH_HOME
   land_full         every raw payload through the real ingest code (Lander.land_pending)
-  dbt_parse         `dbt parse` into the home's dbt-state/ (once per code revision, as a refresh keeps it)
-  dbt_full          the real dbt project, `dbt build` with the env, path and flags the orchestration
-                    uses, starting from that parse (unit tests skipped unless BENCHWH_DBT_UNIT_TESTS=1),
-                    forked from the warm dbt server as a refresh's build is (the server's start-up,
-                    which a refresh overlaps with its fetch and landing, is timed apart)
+  dbt_parse         `dbt parse` into the home's dbt target folder (a new home's first build parses in full)
+  dbt_full          the real dbt project, the stock `dbt build` with the env, path and flags the
+                    orchestration uses, from dbt's own partial parse in that folder (unit tests
+                    skipped unless BENCHWH_DBT_UNIT_TESTS=1)
   floor             benchmarks/floor.sql: fct_speed_summary by one hand-written DuckDB script
   publish_full      `benchwh refresh --no-fetch`: the real job builds and publishes the full warehouse
   add_incremental   new signed run files through `benchwh runs add` (ingest.sources.runs.add.add_paths)
@@ -17,12 +16,8 @@ In one process tree and one run:
   dbt_incremental   the bare dbt build again, into a new file
   startup           `benchwh refresh --offline` in a new home (the bundled recordings)
   noop              the same again: nothing new lands
-Each phase is a child process; its peak RSS comes from wait4 (the largest process of its tree) and,
-for a build forked from the warm dbt server (no child of the phase), from that process's VmHWM.
-dbt and the refreshes run as a nightly refresh does: each refresh starts its dbt server as it
-begins, and no server outlives its phase; `--cold` runs every dbt in its own process, `--warm`
-lets everything fork from servers that stay up (as the tests do).
-Prints a table, the ratios and each goal of issue 17 with PASS/MISS; writes everything as JSON.
+Each phase is a child process; its peak RSS comes from wait4 (the largest process of its tree).
+Prints a table, the ratios and each goal with PASS/MISS; writes everything as JSON.
 """
 from __future__ import annotations
 
@@ -31,11 +26,9 @@ import json
 import os
 import platform
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -46,9 +39,10 @@ MARKER = ".benchwh-bench"
 TARGET_SECONDS = 60.0
 TARGET_MB = 2048.0
 TARGET_FLOOR_RATIO = 2.0
-# issue 17 goals (at scale 1 for replay, build and nightly increment)
-GOAL_REPLAY_SECONDS = 120.0
-GOAL_BUILD_FLOOR_RATIO = 1.5
+# goals (docs/benchmarks.md): at scale 1, and at scale 10 where the data dominates dbt's fixed cost
+GOAL_REPLAY_SECONDS = {1: 120.0, 10: 600.0}
+GOAL_BUILD_SECONDS = 60.0  # scale 1
+GOAL_BUILD_FLOOR_RATIO = {1: 2.0, 10: 1.3}
 GOAL_NIGHTLY_SECONDS = 45.0
 GOAL_NOOP_SECONDS = 10.0
 GOAL_STARTUP_SECONDS = 30.0
@@ -64,71 +58,15 @@ def _bin(name: str) -> str:
     return str(path) if path.exists() else name
 
 
-class BuildPeak(threading.Thread):
-    """The peak RSS of the process a build's pid file names (cli/dbt_guard.py writes it in the
-    process that runs dbt): a build forked from the warm dbt server is no child of its phase, so
-    wait4 does not see it. Sampled every 50 ms from /proc (VmHWM: the peak so far)."""
-
-    def __init__(self, pid_file: Path) -> None:
-        super().__init__(daemon=True)
-        self.pid_file, self.peak_kb, self.child_pid = pid_file, 0, None
-        self.pids: dict[int, bool] = {}  # each pid the file named: is it the phase's or its descendant?
-        self._done = threading.Event()
-        pid_file.unlink(missing_ok=True)  # a finished build's, naming another process
-
-    def run(self) -> None:
-        while not self._done.wait(0.05):
-            self.sample()
-
-    def sample(self) -> None:
-        try:
-            pid = int(self.pid_file.read_text())
-            status = Path(f"/proc/{pid}/status").read_text()
-        except (OSError, ValueError):
-            return
-        if pid not in self.pids:
-            self.pids[pid] = _descends_from(pid, self.child_pid)
-        for line in status.splitlines():
-            if line.startswith("VmHWM:"):
-                self.peak_kb = max(self.peak_kb, int(line.split()[1]))
-
-    def finish(self) -> int:
-        self._done.set()
-        self.join()
-        return self.peak_kb
-
-    @property
-    def forked(self) -> bool:
-        """Did dbt run outside the phase's process tree (in a warm server's worker)?"""
-        return any(not descends for descends in self.pids.values())
-
-
-def _descends_from(pid: int, ancestor: int | None) -> bool:
-    """Is `pid` the process `ancestor` or one of its descendants (by /proc's parent pids)?"""
-    while ancestor is not None and pid > 1:
-        if pid == ancestor:
-            return True
-        try:
-            pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-        except (OSError, IndexError, ValueError):
-            return False
-    return False
-
-
-def run_phase(name: str, cmd: list[str], env: dict, log: Path, cwd: Path = ROOT,
-              build_peak: BuildPeak | None = None) -> dict:
+def run_phase(name: str, cmd: list[str], env: dict, log: Path, cwd: Path = ROOT) -> dict:
     """Run one phase as a child; return seconds, peak MB and the JSON line it printed (if any)."""
     started = time.perf_counter()
-    if build_peak is not None:
-        build_peak.start()
     with open(log, "w", encoding="utf-8") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=cwd)
-        if build_peak is not None:
-            build_peak.child_pid = proc.pid
         _pid, status, usage = os.wait4(proc.pid, 0)
         proc.returncode = os.waitstatus_to_exitcode(status)
     seconds = time.perf_counter() - started
-    peak_kb = max(usage.ru_maxrss, build_peak.finish() if build_peak is not None else 0)
+    peak_kb = usage.ru_maxrss
     text = log.read_text(encoding="utf-8", errors="replace")
     if proc.returncode != 0:
         tail = " | ".join(line.strip() for line in text.strip().splitlines()[-3:])
@@ -147,98 +85,46 @@ def run_phase(name: str, cmd: list[str], env: dict, log: Path, cwd: Path = ROOT,
 
 
 def dbt_env(home: Path, env: dict, name: str) -> dict:
-    """The environment the orchestration gives dbt (orchestration/dbt_state.py): the home's stable
-    build path, the build's values in BENCHWH_BUILD_* (not `--vars`: they would void the parse)."""
-    from orchestration.dbt_state import BUILDING_IN_HOME, DBT_BUILD_ENV, build_env, build_values
+    """The environment the orchestration gives dbt (orchestration/dbt_assets.py): the home, the
+    build's values in BENCHWH_BUILD_* (read while executing: they never void dbt's partial parse)."""
+    from orchestration.dbt_assets import build_env, build_values
+    from orchestration.manifest import DBT_NO_TRACKING
 
     values = build_values(f"bench-{name}", code_revision="bench")
-    return {**env, **build_env(values), "BENCHWH_BUILD_PATH": BUILDING_IN_HOME, **DBT_BUILD_ENV}
+    return {**{k: v for k, v in env.items() if k != "BENCHWH_BUILD_PATH"}, "BENCHWH_HOME": str(home),
+            **build_env(values), **DBT_NO_TRACKING}
 
 
-def dbt_cmd(verb: str, target: Path, work: Path) -> list[str]:
-    # through benchwh-dbt, as the orchestration runs its builds and parses (cli/dbt_guard.py)
+def dbt_cmd(verb: str, home: Path, work: Path) -> list[str]:
+    """The stock dbt (through benchwh-dbt, as the orchestration runs it) in the home's target folder."""
+    target = home / "build" / "dbt-target"
     return [_bin("benchwh-dbt"), verb, "--project-dir", str(ROOT / "dbt_project"), "--profiles-dir",
             str(ROOT / "dbt_project"), "--target-path", str(target), "--log-path", str(work / "logs")]
 
 
 def parse_phase(home: Path, work: Path, env: dict) -> dict:
-    """`dbt parse` into the home's dbt-state/, as the first build of a home leaves it."""
-    from orchestration.dbt_state import mark_parse
-
-    state = home / "dbt-state"
-    result = run_phase("dbt_parse", dbt_cmd("parse", state, work), dbt_env(home, env, "parse"),
-                       work / "dbt_parse.log", cwd=home)
-    mark_parse(state)  # made in this checkout: the builds start from it
-    manifest = json.loads((state / "manifest.json").read_text())
+    """`dbt parse` into the home's target folder, as a new home's first build parses."""
+    (home / "build").mkdir(parents=True, exist_ok=True)
+    result = run_phase("dbt_parse", dbt_cmd("parse", home, work), dbt_env(home, env, "parse"),
+                       work / "dbt_parse.log", cwd=ROOT / "dbt_project")
+    manifest = json.loads((home / "build" / "dbt-target" / "manifest.json").read_text())
     result["rows"] = len(manifest.get("nodes", {}))
     return result
 
 
-def stop_dbt_servers(work: Path) -> int:
-    """Stop the warm dbt servers this benchmark's phases started (their command line names its
-    process cache, under `work`): none outlives its phase, as none is alive when a nightly
-    refresh begins. The number stopped."""
-    marker = str(work).encode()
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes()
-        except OSError:
-            continue
-        if b"cli.dbt_server" in cmdline and marker in cmdline:
-            pids.append(int(entry.name))
-    for pid in pids:
-        try:
-            os.kill(pid, signal.SIGTERM)
-        except OSError:
-            pass
-    from publish.verify import pid_alive
-
-    deadline = time.monotonic() + 10
-    waiting = list(pids)
-    while waiting and time.monotonic() < deadline:
-        time.sleep(0.05)
-        waiting = [pid for pid in waiting if pid_alive(pid)]
-    return len(pids)
-
-
-def build_peak(home: Path) -> BuildPeak:
-    from orchestration.dbt_state import BUILDING_IN_HOME
-
-    return BuildPeak(home / f"{BUILDING_IN_HOME}.pid")
-
-
-def dbt_phase(name: str, home: Path, work: Path, env: dict, starts: str = "cold") -> dict:
-    """`dbt build` as dbt_assets runs it: the home's build path and parse state, the build's values.
-    Unless `starts` is "cold", forked from the warm dbt server, started first (and timed apart) as a
-    refresh starts it while it fetches and lands; "nightly" stops it after the build."""
-    from orchestration.dbt_state import BUILDING_IN_HOME, move_build, reuse_parse
+def dbt_phase(name: str, home: Path, work: Path, env: dict) -> dict:
+    """`dbt build` as dbt_assets runs it: the home's build path and target folder, the build's values."""
+    from orchestration.dbt_assets import move_build
 
     build = work / f"{name}.duckdb"
-    target = work / f"{name}-target"
-    reused = reuse_parse(target, home / "dbt-state")
+    target = home / "build" / "dbt-target"
     (home / "build").mkdir(parents=True, exist_ok=True)
-    cmd = dbt_cmd("build", target, work) + ["--fail-fast"]
+    cmd = dbt_cmd("build", home, work) + ["--fail-fast"]
     if env.get("BENCHWH_DBT_UNIT_TESTS") != "1":
         # as orchestration/dbt_assets.py: refresh builds skip dbt unit tests (CI runs them)
         cmd += ["--exclude-resource-type", "unit_test"]
-    build_env = dbt_env(home, env, name)
-    server_seconds = None
-    if starts != "cold":
-        server = run_phase(f"{name}_dbt_server", [sys.executable, "-m", "benchmarks.phases", "dbt-server",
-                                                  "--home", str(home)],
-                           build_env, work / f"{name}_dbt_server.log")
-        server_seconds = server["seconds"]
-    peak = build_peak(home)
-    try:
-        result = run_phase(name, cmd, build_env, work / f"{name}.log", cwd=home,  # dbt runs in the home
-                           build_peak=peak)
-    finally:
-        if starts == "nightly":
-            stop_dbt_servers(work)
-    move_build(home / BUILDING_IN_HOME, build)
+    result = run_phase(name, cmd, dbt_env(home, env, name), work / f"{name}.log", cwd=ROOT / "dbt_project")
+    move_build(home / "build" / "building.duckdb", build)
     import duckdb
 
     con = duckdb.connect(str(build), read_only=True)
@@ -250,9 +136,8 @@ def dbt_phase(name: str, home: Path, work: Path, env: dict, starts: str = "cold"
         con.close()
     result["rows"] = summary
     result["detail"] = {"fct_speed_measurements": measurements, "fct_api_prices": prices,
-                        "build_file": str(build), "parse_reused": reused, **parse_profile(work / f"{name}.log"),
-                        "forked": peak.forked, "dbt_server_start_seconds": server_seconds,
-                        **node_profile(target, home / "dbt-state")}
+                        "build_file": str(build), **parse_profile(work / f"{name}.log"),
+                        **node_profile(target)}
     return result
 
 
@@ -263,15 +148,9 @@ def parse_profile(log: Path) -> dict:
     return {"full_parse": full}
 
 
-def refresh_phase(name: str, home: Path, work: Path, env: dict, *args: str, starts: str = "cold") -> dict:
-    """`benchwh` end to end (a child process): rows = fct_speed_summary of the published file. The
-    refresh starts its own dbt server unless servers are off; "nightly" stops it after the phase."""
-    peak = build_peak(home)
-    try:
-        result = run_phase(name, [_bin("benchwh"), *args], env, work / f"{name}.log", build_peak=peak)
-    finally:
-        if starts == "nightly":
-            stop_dbt_servers(work)
+def refresh_phase(name: str, home: Path, work: Path, env: dict, *args: str) -> dict:
+    """`benchwh` end to end (a child process): rows = fct_speed_summary of the published file."""
+    result = run_phase(name, [_bin("benchwh"), *args], env, work / f"{name}.log")
     text = (work / f"{name}.log").read_text(encoding="utf-8", errors="replace")
     last = [line for line in text.splitlines() if line.strip()][-1:] or [""]
     import duckdb
@@ -282,9 +161,8 @@ def refresh_phase(name: str, home: Path, work: Path, env: dict, *args: str, star
         version = con.execute("select version from audit.build_info").fetchone()[0]
     finally:
         con.close()
-    # forked: the refresh's build ran in a worker of a warm dbt server (none when it was skipped)
     result["detail"] = {"published_version": version, "last_line": last[0][:300],
-                        "build_skipped": "build skipped" in text, "dbt_forked": peak.forked}
+                        "build_skipped": "build skipped" in text}
     return result
 
 
@@ -296,8 +174,9 @@ def spark_dbt_phase(name: str, home: Path, work: Path, env: dict) -> dict:
 
     build, target, spark = work / f"{name}.duckdb", work / f"{name}-target", work / f"{name}-warehouse"
     env = {**dbt_env(home, env, name), "BENCHWH_SPARK_WAREHOUSE": str(spark), **spark_build_env(home)}
-    cmd = dbt_cmd("build", target, work) + ["--fail-fast", "--target", "spark", "--exclude-resource-type", "unit_test"]
-    result = run_phase(name, cmd, env, work / f"{name}.log", cwd=home)
+    cmd = dbt_cmd("build", home, work)[:-4] + ["--target-path", str(target), "--log-path", str(work / "logs"),
+                                             "--fail-fast", "--target", "spark", "--exclude-resource-type", "unit_test"]
+    result = run_phase(name, cmd, env, work / f"{name}.log", cwd=ROOT / "dbt_project")
     t0 = time.perf_counter()
     rows = assemble_duckdb(spark, build, ROOT / "dbt_project" / "target" / "manifest.json")
     result["seconds"] = round(result["seconds"] + time.perf_counter() - t0, 2)
@@ -309,12 +188,11 @@ def spark_dbt_phase(name: str, home: Path, work: Path, env: dict) -> dict:
     return result
 
 
-def node_profile(target: Path, parse_state: Path) -> dict:
-    """From dbt's run_results and the parse's manifest (a build writes none: DBT_BUILD_ENV): the
-    slowest nodes and the time of fct_speed_summary's lineage."""
+def node_profile(target: Path) -> dict:
+    """From dbt's run_results and manifest: the slowest nodes and the time of fct_speed_summary's lineage."""
     try:
         results = json.loads((target / "run_results.json").read_text())["results"]
-        manifest = json.loads((parse_state / "manifest.json").read_text())
+        manifest = json.loads((target / "manifest.json").read_text())
     except (OSError, ValueError, KeyError):
         return {}
     times = {r["unique_id"]: float(r.get("execution_time") or 0) for r in results}
@@ -396,56 +274,48 @@ def print_table(report: dict) -> None:
         rows = "" if p["rows"] is None else f"{p['rows']:,}"
         print(f"{p['phase']:<22}{p['seconds']:>10.1f}{p['peak_mb']:>10.0f}{rows:>12}")
     print()
-    for p in report["phases"]:
-        detail = p.get("detail") or {}
-        if detail.get("dbt_server_start_seconds") is not None:
-            how = "forked from" if detail.get("forked") else "ran beside (not forked from)"
-            print(f"{p['phase']} {how} the warm dbt server, started {detail['dbt_server_start_seconds']:.1f} s "
-                  "before it (as a refresh starts it while it fetches and lands)")
     for key, value in report["ratios"].items():
         print(f"{key:<36}{value}")
     print(f"{'floor equals fct_speed_summary':<36}{report['floor_check']['equal']}")
     print()
 
 
-WARM_NOTE = "dbt and benchwh forked from their warm servers"
-START_NOTES = {"warm": WARM_NOTE, "cold": "every dbt in its own process, no warm dbt server"}
-
-
 def goals(report: dict) -> list[dict]:
-    """Each goal of issue 17 with the figure this run measured and PASS/MISS (replay, build and
-    nightly increment are set for scale 1: at another scale the line says so)."""
+    """Each goal (docs/benchmarks.md) with the figure this run measured and PASS/MISS. The goals are
+    set at scale 1 and at scale 10; at another scale the nearest set is shown and the line says so."""
     ph = {p["phase"]: p for p in report["phases"]}
     scale = report["scale"]
+    at = 10 if scale >= 5 else 1
     nightly = ph["add_incremental"]["seconds"] + ph["publish_incremental"]["seconds"]
     files = report.get("inputs", {}).get("incoming", {}).get("files")
     peak = max(ph.values(), key=lambda p: p["peak_mb"])
     rows = [
-        ("replay", "land the raw store (s)", ph["land_full"]["seconds"], GOAL_REPLAY_SECONDS, True),
+        ("replay", "land the raw store (s)", ph["land_full"]["seconds"], GOAL_REPLAY_SECONDS[at], True),
         ("build", "dbt build / floor", ratio(ph["dbt_full"]["seconds"], ph["floor"]["seconds"]),
-         GOAL_BUILD_FLOOR_RATIO, True),
-        ("nightly increment", f"{files} run files landed, built, published (s)", round(nightly, 2),
-         GOAL_NIGHTLY_SECONDS, True),
-        ("no-op refresh", "refresh --offline, nothing new (s)", ph["noop"]["seconds"], GOAL_NOOP_SECONDS, False),
-        ("start-up", "first refresh --offline after install (s)", ph["startup"]["seconds"],
-         GOAL_STARTUP_SECONDS, False),
+         GOAL_BUILD_FLOOR_RATIO[at], True),
         ("memory", f"largest phase peak (MB, {peak['phase']})", peak["peak_mb"], GOAL_PHASE_MB, False),
     ]
-    starts = report.get("starts") or ("warm" if report.get("warm") else "nightly")
-    warm = [START_NOTES[starts]] if starts in START_NOTES else []
+    if at == 1:
+        rows[2:2] = [
+            ("rebuild", "dbt build from landing (s)", ph["dbt_full"]["seconds"], GOAL_BUILD_SECONDS, True),
+            ("nightly increment", f"{files} run files landed, built, published (s)", round(nightly, 2),
+             GOAL_NIGHTLY_SECONDS, True),
+            ("no-op refresh", "refresh --offline, nothing new (s)", ph["noop"]["seconds"], GOAL_NOOP_SECONDS, False),
+            ("start-up", "first refresh --offline after install (s)", ph["startup"]["seconds"],
+             GOAL_STARTUP_SECONDS, False),
+        ]
     out = []
-    for goal, measure, figure, limit, at_scale_1 in rows:
+    for goal, measure, figure, limit, at_scale in rows:
         ok = figure is not None and (figure < limit if goal == "memory" else figure <= limit)
         out.append({"goal": goal, "measure": measure, "figure": figure,
                     "limit": ("< " if goal == "memory" else "<= ") + f"{limit:g}",
                     "result": "PASS" if ok else "MISS",
-                    "note": "; ".join(([f"goal set at scale 1, measured at {scale:g}"]
-                                       if at_scale_1 and scale != 1 else []) + warm) or None})
+                    "note": f"goal set at scale {at}, measured at {scale:g}" if at_scale and scale != at else None})
     return out
 
 
 def print_goals(report: dict) -> None:
-    print(f"{'issue 17 goal':<20}{'measure':<48}{'figure':>10}  {'limit':<9}result")
+    print(f"{'goal':<20}{'measure':<48}{'figure':>10}  {'limit':<9}result")
     for g in report["goals"]:
         figure = "-" if g["figure"] is None else f"{g['figure']:g}"
         print(f"{g['goal']:<20}{g['measure']:<48}{figure:>10}  {g['limit']:<9}{g['result']}"
@@ -463,12 +333,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep", action="store_true", help="keep the working folder (raw, landing, builds)")
     ap.add_argument("--engine", choices=["duckdb", "spark"], default="duckdb",
                     help="spark: also build on Spark local mode (dbt-spark) and compare with the DuckDB build")
-    starts = ap.add_mutually_exclusive_group()
-    starts.add_argument("--warm", action="store_true",
-                        help="let dbt and benchwh fork from warm servers that stay up (cli/dbt_server.py), as the "
-                             "tests do; the goals are measured as a nightly refresh starts")
-    starts.add_argument("--cold", action="store_true",
-                        help="run every dbt in its own process, with no warm dbt server (the builds import dbt)")
     args = ap.parse_args(argv)
     if not (0 < args.scale <= 10):
         print(f"benchmarks.run: --scale must be in (0, 10], got {args.scale}", file=sys.stderr)
@@ -494,29 +358,14 @@ def main(argv: list[str] | None = None) -> int:
     (work / MARKER).touch()
     home, incoming = work / "home", work / "incoming"
     # the refresh phases keep their Dagster instance in their own home
-    # as a nightly refresh starts (cli/dbt_server.py): `benchwh` in its own process, dbt forked
-    # from the server each refresh starts as it begins, none alive before; --warm: everything
-    # forks from servers that stay up; --cold: no dbt server
-    starts_as = "warm" if args.warm else "cold" if args.cold else "nightly"
-    # no PYTHONPATH of its own: `python -m benchmarks.*` runs in the checkout, and a PYTHONPATH
-    # would name other warm servers than the ones `benchwh` and benchwh-dbt use without it
-    env = {**{k: v for k, v in os.environ.items() if k != "DAGSTER_HOME"}, "BENCHWH_HOME": str(home),
-           "BENCHWH_DBT_SERVER": "0" if args.cold else "1",
-           "BENCHWH_CLI_SERVER": "1" if args.warm else "0"}
-    if starts_as == "nightly":  # this run's own servers: their command line names it (stop_dbt_servers)
-        env["BENCHWH_DBT_CACHE"] = str(work / "dbt-process-cache")
-    # the parse runs in its own process (in a refresh it overlaps the server's start-up)
-    parse_env = env if args.warm else {**env, "BENCHWH_DBT_SERVER": "0"}
+    env = {**{k: v for k, v in os.environ.items() if k != "DAGSTER_HOME"}, "BENCHWH_HOME": str(home)}
     py = sys.executable
     report: dict = {"scale": args.scale, "seed": args.seed,
                     "dbt_unit_tests": env.get("BENCHWH_DBT_UNIT_TESTS") == "1",
-                    "warm": args.warm, "starts": starts_as,
                     "duckdb_memory_limit": memory_limit,
                     "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
                     "machine": machine(), "work": str(work), "phases": []}
-    print(f"benchmark at scale {args.scale:g} in {work} (DuckDB memory limit {memory_limit}"
-          + (f"; {START_NOTES[starts_as]}: not how a nightly refresh starts" if starts_as != "nightly" else "")
-          + ")", flush=True)
+    print(f"benchmark at scale {args.scale:g} in {work} (DuckDB memory limit {memory_limit})", flush=True)
     try:
         gen = run_phase("generate", [py, "-m", "benchmarks.generate", "--scale", str(args.scale),
                                      "--seed", str(args.seed), "--home", str(home),
@@ -529,22 +378,19 @@ def main(argv: list[str] | None = None) -> int:
         steps = [
             ("land_full", lambda: run_phase("land_full", [py, "-m", "benchmarks.phases", "land", "--home", str(home)],
                                             env, work / "land_full.log")),
-            ("dbt_parse", lambda: parse_phase(home, work, parse_env)),
-            ("dbt_full", lambda: dbt_phase("dbt_full", home, work, env, starts_as)),
+            ("dbt_parse", lambda: parse_phase(home, work, env)),
+            ("dbt_full", lambda: dbt_phase("dbt_full", home, work, env)),
             ("floor", lambda: run_phase("floor", [py, "-m", "benchmarks.phases", "floor", "--home", str(home),
                                                   "--out", str(work / "floor.duckdb")], env, work / "floor.log")),
-            ("publish_full", lambda: refresh_phase("publish_full", home, work, env, "refresh", "--no-fetch",
-                                                   starts=starts_as)),
+            ("publish_full", lambda: refresh_phase("publish_full", home, work, env, "refresh", "--no-fetch")),
             ("add_incremental", lambda: run_phase("add_incremental", [py, "-m", "benchmarks.phases", "add", "--home",
                                                                       str(home), "--incoming", str(incoming)],
                                                   env, work / "add_incremental.log")),
             ("publish_incremental", lambda: refresh_phase("publish_incremental", home, work, env,
-                                                          "refresh", "--no-fetch", starts=starts_as)),
-            ("dbt_incremental", lambda: dbt_phase("dbt_incremental", home, work, env, starts_as)),
-            ("startup", lambda: refresh_phase("startup", offline_home, work, offline_env, "refresh", "--offline",
-                                              starts=starts_as)),
-            ("noop", lambda: refresh_phase("noop", offline_home, work, offline_env, "refresh", "--offline",
-                                           starts=starts_as)),
+                                                          "refresh", "--no-fetch")),
+            ("dbt_incremental", lambda: dbt_phase("dbt_incremental", home, work, env)),
+            ("startup", lambda: refresh_phase("startup", offline_home, work, offline_env, "refresh", "--offline")),
+            ("noop", lambda: refresh_phase("noop", offline_home, work, offline_env, "refresh", "--offline")),
         ]
         if args.engine == "spark":  # after the DuckDB build of the same landing
             steps.insert(2, ("dbt_full_spark", lambda: spark_dbt_phase("dbt_full_spark", home, work, env)))

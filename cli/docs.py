@@ -3,6 +3,7 @@ lineage) generated against a copy of the published file, written to exports/docs
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import tempfile
@@ -11,8 +12,8 @@ from pathlib import Path
 from ingest import config
 from ingest.files import write_atomically
 from publish.publish import exports_dir, home_lock, read_version
-from orchestration.dbt_cli import guarded_dbt_executable
-from orchestration.resources import DBT_PROJECT_DIR, dbt_env
+from orchestration.manifest import DBT_NO_TRACKING, DBT_PROJECT_DIR
+from orchestration.resources import dbt_executable
 
 
 class DocsError(Exception):
@@ -30,12 +31,12 @@ def generate_docs() -> Path:
         copy = Path(tmp) / "published.duckdb"
         shutil.copy2(published, copy)
         target = Path(tmp) / "target"
-        env = {**dbt_env(), "BENCHWH_BUILD_PATH": str(copy)}
+        env = {**os.environ, **DBT_NO_TRACKING, "BENCHWH_HOME": str(config.home()), "BENCHWH_BUILD_PATH": str(copy)}
         proc = subprocess.run(
-            [guarded_dbt_executable(), "docs", "generate", "--static", "--project-dir", str(DBT_PROJECT_DIR),
+            [dbt_executable(), "docs", "generate", "--static", "--project-dir", str(DBT_PROJECT_DIR),
              "--profiles-dir", str(DBT_PROJECT_DIR), "--target-path", str(target), "--log-path", str(Path(tmp) / "logs"),
              "--vars", json.dumps({"build_version": version["version"], "code_revision": version["code_revision"]})],
-            env=env, capture_output=True, text=True, cwd=str(config.home()))  # dbt runs in the home
+            env=env, capture_output=True, text=True, cwd=str(DBT_PROJECT_DIR))
         if proc.returncode != 0 or not (target / "static_index.html").exists():
             lines = [l for l in (proc.stdout + proc.stderr).splitlines() if "error" in l.lower()] or \
                 (proc.stdout + proc.stderr).strip().splitlines() or ["no output"]

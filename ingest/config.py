@@ -187,15 +187,6 @@ def project_root() -> Path:
     return Path(__file__).resolve().parent.parent
 
 
-def cache_folder(variable: str, default: Path) -> Path | None:
-    """A folder of work kept by content for the next process: $`variable` (relative to where the
-    process started), else `default`; None when the variable is set empty (keep nothing)."""
-    folder = os.environ.get(variable)
-    if folder is not None:
-        return Path(folder).absolute() if folder.strip() else None
-    return default
-
-
 def dbt_project_dir() -> Path:
     return project_root() / "dbt_project"
 

@@ -6,17 +6,12 @@ so the SVG is the same; written directly, as altair's validation, deep copies an
 cost about a third of a site build."""
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import math
-import os
-from pathlib import Path
 
 import vl_convert as vlc
 
-from ingest import config
-from ingest.files import write_quietly
 
 # the font vl-convert measures labels with (it bundles Liberation Sans) is the one the browser draws
 # them in (Debian's chromium pulls fonts-liberation), so long labels are not clipped
@@ -41,63 +36,11 @@ def _dataset(values: list[dict], datasets: dict) -> dict:
 
 def _svg(body: dict, datasets: dict) -> str:
     spec = {"config": CONFIG, **body, "$schema": SCHEMA, "datasets": datasets}
-    folder, key = cache_dir(), chart_key(spec)
-    svg = cached_svg(folder, key)
-    if svg is None:
-        # a dict, not a JSON string: vl-convert parses strings with serde_json, whose float parsing
-        # can land one ulp off and move a mark by 1e-13 px
-        svg = vlc.vegalite_to_svg(spec)
-        if folder is not None:
-            write_quietly(folder / f"{key}.svg", svg)  # another build may write the same entry
+    # a dict, not a JSON string: vl-convert parses strings with serde_json, whose float parsing
+    # can land one ulp off and move a mark by 1e-13 px
+    svg = vlc.vegalite_to_svg(spec)
     # vl-convert writes a fixed-size SVG: let it shrink with the page
     return svg.replace("<svg ", '<svg role="img" style="max-width:100%;height:auto" ', 1)
-
-
-# Rendering is ~50-75 ms of V8 a chart (most of a site build) and a pure function of the spec and
-# vl-convert's version, so a chart whose spec is unchanged is read back instead of drawn again.
-CACHE_ENTRIES_KEPT = 2000  # ~10 KB each; a site of the offline snapshot draws ~150
-
-
-def cache_dir() -> Path | None:
-    """$BENCHWH_SITE_CACHE, else the checkout's `.cache/site-charts` (git-ignored; `make clean`
-    removes it). An empty BENCHWH_SITE_CACHE keeps nothing."""
-    return config.cache_folder("BENCHWH_SITE_CACHE", config.project_root() / ".cache" / "site-charts")
-
-
-def chart_key(spec: dict) -> str:
-    text = json.dumps([vlc.__version__, spec], separators=(",", ":"), default=str)
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-def cached_svg(folder: Path | None, key: str) -> str | None:
-    """The SVG kept in `folder` for `key`, marked as just used, or None (no folder; absent,
-    unreadable or not a whole SVG)."""
-    if folder is None:
-        return None
-    entry = folder / f"{key}.svg"
-    try:
-        svg = entry.read_text(encoding="utf-8")
-        os.utime(entry)
-    except (OSError, UnicodeDecodeError):
-        return None
-    return svg if svg.startswith("<svg ") and svg.endswith("</svg>") else None
-
-
-def prune_cache(keep: int = CACHE_ENTRIES_KEPT) -> int:
-    """Remove all but the `keep` most recently used entries; how many were removed."""
-    folder = cache_dir()
-    if folder is None or not folder.is_dir():
-        return 0
-    entries = []
-    for entry in folder.glob("*.svg"):
-        with contextlib.suppress(OSError):
-            entries.append((entry.stat().st_mtime, entry))
-    removed = 0
-    for _, entry in sorted(entries, reverse=True)[keep:]:
-        with contextlib.suppress(OSError):
-            entry.unlink()
-            removed += 1
-    return removed
 
 
 def _field(name: str, kind: str, **extra) -> dict:

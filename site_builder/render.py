@@ -212,5 +212,4 @@ class SiteBuilder:
 
 def build_site(source: Path, manifest: Path, out: Path) -> list[Page]:
     pages = SiteBuilder(SiteData(source, manifest), out).build()
-    charts.prune_cache()
     return pages

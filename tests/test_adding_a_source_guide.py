@@ -24,8 +24,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from cli.dbt_guard import process_cache_dir
-from orchestration.dbt_state import DBT_NO_TRACKING
+from orchestration.manifest import DBT_NO_TRACKING
 from tests.helpers.pipeline import copy_project
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -72,9 +71,6 @@ class Project:
             "PYTHONPATH": f"{self.copy}{os.pathsep}{self.site}",
             "BENCHWH_HOME": str(self.home),
             "BENCHWH_MAX_RPS": "1000",
-            # what dbt works out by content (compiled templates, validation schemas), kept as a
-            # user's own checkout keeps it (the copy's code still runs in servers of its own)
-            "BENCHWH_DBT_CACHE": str(process_cache_dir()),
             **DBT_NO_TRACKING,
         })
         # nothing may reach the internet, whatever a step tries

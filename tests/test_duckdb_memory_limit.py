@@ -13,12 +13,12 @@ import duckdb
 import yaml
 
 from ingest import config
-from orchestration.dbt_cli import guarded_dbt_executable
+from orchestration.resources import dbt_executable
 from publish import publish as pub
-from tests.helpers.dbt_build import refresh_dbt_env
+from tests.helpers.dbt_build import dbt_env
 from tests.helpers.paths import PROJECT_ROOT as PROJECT
 
-DBT = guarded_dbt_executable()  # dbt as the pipeline runs it
+DBT = dbt_executable()  # dbt as the pipeline runs it
 PROFILES = PROJECT / "dbt_project" / "profiles.yml"
 SHOW_SETTINGS = ("select current_setting('memory_limit') as memory_limit, "
                  "current_setting('preserve_insertion_order') as preserve_insertion_order")
@@ -35,16 +35,14 @@ def duckdb_says(limit: str) -> str:
 
 def dbt_settings(tmp_path: Path, **env_extra: str) -> dict:
     """memory_limit and preserve_insertion_order of dbt's own DuckDB connection (target build), through
-    a real `dbt show`, with no file log as a build runs (DBT_BUILD_ENV): `--quiet` still prints the table.
-    As a refresh runs dbt: in the home's build folder, from the install's parse (a limit of its own
-    changes the profile, so that run parses in full)."""
+    a real `dbt show` (`--quiet` still prints the table), with the environment a refresh gives dbt."""
     home = tmp_path / "home"
-    env = {**refresh_dbt_env(home, tmp_path / "target"), **env_extra}
+    env = {**dbt_env(home), **env_extra}
     done = subprocess.run(
         [DBT, "show", "--inline", SHOW_SETTINGS, "--output", "json",
          "--quiet", "--project-dir", str(PROJECT / "dbt_project"), "--profiles-dir", str(PROJECT / "dbt_project"),
          "--target-path", str(tmp_path / "target"), "--log-path", str(tmp_path / "logs")],
-        env=env, capture_output=True, text=True, timeout=600)
+        env=env, capture_output=True, text=True, timeout=600, cwd=PROJECT / "dbt_project")
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     assert "{" in done.stdout, f"dbt show printed no table: {done.stdout[-3000:]!r} {done.stderr[-2000:]!r}"
     return json.loads(done.stdout[done.stdout.index("{"):])["show"][0]

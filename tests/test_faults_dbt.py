@@ -133,32 +133,22 @@ def test_an_alias_to_an_unknown_id_fails_the_relationships_test(tmp_path):
     assert "nvidia-rtx-4090-typo" in reason.split("failing rows: ", 1)[-1], reason
 
 
-def test_unique_key_reads_the_catalogue_for_a_held_primary_key_and_groups_otherwise(tmp_path):
-    """unique_key (tests/generic/unique_key.sql) on fct_grid_intensity, whose enforced primary key
-    is (area, year): on DuckDB the key refused any duplicate as the table was written, so the test's
-    SQL groups nothing (`where false`) and passes. In an edited copy of the project whose test names
-    [area] alone (not the primary key), it groups the table and fails on the areas measured in more
-    than one year, quoting one. Real dbt builds of the grid staging and mart."""
+def test_a_key_test_fails_on_duplicated_rows(tmp_path):
+    """unique_key (tests/generic/unique_key.sql) groups the rows on every engine and every build: the
+    grid staging model's key (raw_sha256, area, year) passes on its landing, and fails, quoting a
+    repeated key, once the same landing file is there twice. Real dbt builds of the grid models."""
     import shutil
 
     from ingest.sources.grid import GridSource
     from tests.helpers.dbt_build import dbt_build, failed_dbt_build
-    from tests.helpers.paths import PROJECT_ROOT
 
     home = tmp_path / "warehouse"
-    landed_entity(home, GridSource(), "intensity")
+    folder = landed_entity(home, GridSource(), "intensity")
     held = tmp_path / "held"
     held.mkdir()
     dbt_build(home, held, ["+fct_grid_intensity"])
-    compiled = next((held / "target" / "compiled").rglob("unique_key_fct_grid_intensity.sql")).read_text()
-    assert re.search(r"\bwhere false\b", compiled), compiled
-
-    project = tmp_path / "dbt_project"
-    shutil.copytree(PROJECT_ROOT / "dbt_project", project, ignore=shutil.ignore_patterns("target", "logs"))
-    yml = project / "models" / "marts" / "grid" / "_grid__models.yml"
-    text = yml.read_text(encoding="utf-8")
-    assert "          name: unique_key_fct_grid_intensity\n          arguments:\n            columns: [area, year]" in text
-    yml.write_text(text.replace("columns: [area, year]\n\nunit_tests", "columns: [area]\n\nunit_tests"), encoding="utf-8")
-    reason = failed_dbt_build(home, tmp_path / "area", ["+fct_grid_intensity"], project=project)
-    assert "dbt fail in test.benchwh.unique_key_fct_grid_intensity" in reason, reason
-    assert re.search(r"failing rows: area=[^,]+, n_rows=\d+", reason), reason
+    landed = next(p for p in sorted(folder.glob("*.parquet")) if not p.name.startswith("_"))
+    shutil.copyfile(landed, folder / "zz-the-same-rows-again.parquet")
+    reason = failed_dbt_build(home, tmp_path / "twice", ["+fct_grid_intensity"])
+    assert "dbt fail in test.benchwh.unique_key_stg_grid__intensities" in reason, reason
+    assert re.search(r"failing rows: raw_sha256=[0-9a-f]+, area=[^,]+, year=\d+, n_rows=2", reason), reason

@@ -22,7 +22,7 @@ import pytest
 from ingest.landing import Lander, validate_frame
 from ingest.raw_store import RawEntry, RawStore
 from ingest.source import PayloadRejected, Source, SourceFailed, load_sources
-from tests.helpers.dbt_build import refresh_dbt_env
+from tests.helpers.dbt_build import dbt_env
 from tests.helpers.landing import land_recording, lay_out
 
 SOURCES = load_sources()
@@ -203,15 +203,14 @@ def staging_build(manifest, tmp_path_factory, request) -> dict[str, dict]:
     models = sorted({m for src in sources for m in staging_models_of(manifest, src).values()})
     names = [manifest["nodes"][m]["name"] for m in models]
     target = root / "target"
-    from orchestration.dbt_cli import guarded_dbt_executable
-    from orchestration.resources import DBT_PROJECT_DIR
+    from orchestration.manifest import DBT_PROJECT_DIR
+    from orchestration.resources import dbt_executable
 
-    env = refresh_dbt_env(home, target)  # as a refresh builds: no full parse
     proc = subprocess.run(
-        [guarded_dbt_executable(), "build", "--project-dir", str(DBT_PROJECT_DIR), "--profiles-dir", str(DBT_PROJECT_DIR),
+        [dbt_executable(), "build", "--project-dir", str(DBT_PROJECT_DIR), "--profiles-dir", str(DBT_PROJECT_DIR),
          "--target-path", str(target), "--log-path", str(root / "logs"), "--indirect-selection", "cautious",
          "--select", *names],
-        env=env, capture_output=True, text=True, timeout=900, cwd=home,  # paths are relative to the home
+        env=dbt_env(home), capture_output=True, text=True, timeout=900, cwd=DBT_PROJECT_DIR,
     )
     results_path = target / "run_results.json"
     assert results_path.exists(), f"dbt build produced no results: {(proc.stdout + proc.stderr)[-2000:]}"

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import duckdb
 
-from orchestration.dbt_state import DBT_NO_TRACKING
+from orchestration.manifest import DBT_NO_TRACKING
 from publish.spark_build import spark_build_env
 from tests.helpers.paths import PROJECT_ROOT
 
