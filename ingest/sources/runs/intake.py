@@ -19,19 +19,20 @@ import hashlib
 import json
 from datetime import datetime
 
-from ingest.sources.runs import dsse, llamabench, tools
+from ingest.measure.machine import CPU_ONLY
+from ingest.sources.runs import dsse, registry
 from ingest.sources.runs.errors import RunRejected
 from ingest.sources.runs.model import ParsedRun, Sample, check_run, finite
 from ingest.sources.runs.payload import (MAX_GB, MAX_WATTS, check_name_text, check_not_future,
                                          parse_rfc3339_utc, validate_payload)
-from ingest.sources.runs.textutil import decode_text, json_objects
+from ingest.sources.runs.textutil import decode_text, json_values
 
 FORMAT = "benchwh.intake/1"
 MAX_FILE_BYTES = 10 * 1024 * 1024
 
 # sidecar / CLI metadata a tool output may lack; anything else in a sidecar is refused
-META_STR = ("gpu", "cpu", "os", "country", "engine_version", "backend", "model", "quant", "repo",
-            "protocol", "created_at")
+META_STR = ("gpu", "cpu", "os", "country", "engine", "engine_version", "backend", "model", "quant", "repo",
+            "protocol", "created_at", "measured_at")
 META_NUM = {"gpu_count": (1, 1024, True), "gpu_memory_gb": (0, MAX_GB, False),
             "ram_gb": (0, MAX_GB, False), "avg_watts": (0, MAX_WATTS, False)}
 
@@ -53,8 +54,8 @@ def validate_meta(meta: dict, where: str = "meta") -> dict:
             check_name_text(v, f"{where}.{k}")  # the one rule for names (payload.check_name_text)
             if k == "country" and not (len(v) == 2 and v.isascii() and v.isalpha() and v.isupper()):
                 raise RunRejected(f"{where}.country {v!r} is not an ISO 3166 alpha-2 code", "bad_meta")
-            if k == "created_at":
-                parse_rfc3339_utc(v, f"{where}.created_at")
+            if k in ("created_at", "measured_at"):
+                parse_rfc3339_utc(v, f"{where}.{k}")
             out[k] = v
         else:
             lo, hi, integer = META_NUM[k]
@@ -65,22 +66,16 @@ def validate_meta(meta: dict, where: str = "meta") -> dict:
 def detect_kind(text: str) -> tuple[str, list | None]:
     """The format of a received file, from its content (never from its name)."""
     stripped = text.lstrip()
-    values = None
     if stripped.startswith("{") and '"payloadType"' in text[:100_000] and '"signatures"' in text:
         return "runfile", None
-    fmt = llamabench.detect(text)
-    if fmt:
-        return f"llama-bench-{fmt}", None
-    if tools.detect(text, None) == "ollama-verbose":
-        return "ollama-verbose", None
-    values = json_objects(text)
-    kind = tools.detect(text, values)
-    if kind:
-        return kind, values
-    if values and isinstance(values[0], dict) and "schema" in values[0] and "samples" in values[0]:
-        raise RunRejected("an unsigned run payload: sign it first (benchwh runs sign)", "unsigned")
-    raise RunRejected("unknown format (not a run file, llama-bench, Ollama, llama-server or vLLM output)",
-                      "unknown_format")
+    try:
+        _, kind = registry.choose(text)
+    except RunRejected:
+        values = json_values(text)
+        if values and isinstance(values[0], dict) and "schema" in values[0] and "samples" in values[0]:
+            raise RunRejected("an unsigned run payload: sign it first (benchwh runs sign)", "unsigned") from None
+        raise
+    return kind, None
 
 
 def make_intake(body: bytes, name: str, meta: dict | None = None,
@@ -152,26 +147,19 @@ def parse_intake(wrapper: bytes, received_at: datetime) -> tuple[dict, list[Pars
     kind, values = detect_kind(text)
     meta = validate_meta(doc.get("meta") or {}, "meta")
     default_time = received_at
-    if meta.get("created_at"):
-        default_time = parse_rfc3339_utc(meta["created_at"], "meta.created_at")
-        check_not_future(default_time, received_at, "meta.created_at")
+    stated = meta.get("measured_at") or meta.get("created_at")  # --measured-at (--created-at: its old name)
+    measured_at = None
+    if stated:
+        measured_at = default_time = parse_rfc3339_utc(stated, "meta.measured_at")
+        check_not_future(default_time, received_at, "meta.measured_at")
     if kind == "runfile":
         runs = [_runfile(body, doc, received_at)]
     else:
-        if kind.startswith("llama-bench-"):
-            runs = llamabench.parse(text, kind.split("-", 2)[2], default_time)
-        elif kind == "ollama-verbose":
-            runs = tools.parse_ollama_verbose(text, default_time)
-        elif kind == "ollama":
-            runs = tools.parse_ollama(values, default_time)
-        elif kind == "llama-server":
-            runs = tools.parse_llama_server(values, default_time)
-        elif kind == "vllm":
-            runs = tools.parse_vllm(values, default_time)
-        else:  # pragma: no cover - detect_kind raises first
-            raise RunRejected(f"unknown format {kind}", "unknown_format")
+        runs = registry.parser_for(kind).parse(text, kind, default_time)
         for run in runs:
             _apply_meta(run, meta)
+            if run.measured_at is None and measured_at is not None:
+                run.measured_at = measured_at
     for run in runs:
         check_run(run, received_at)
     return doc, runs
@@ -180,12 +168,17 @@ def parse_intake(wrapper: bytes, received_at: datetime) -> tuple[dict, list[Pars
 def _apply_meta(run: ParsedRun, meta: dict) -> None:
     """What the person said about the machine wins over what the tool guessed."""
     mapping = {"gpu": "gpu", "cpu": "cpu", "os": "os", "country": "country", "gpu_count": "gpu_count",
-               "gpu_memory_gb": "gpu_memory_gb", "ram_gb": "ram_gb", "engine_version": "engine_version",
-               "backend": "engine_backend", "model": "model_name", "quant": "model_quant",
-               "repo": "model_repo", "protocol": "protocol_name"}
+               "gpu_memory_gb": "gpu_memory_gb", "ram_gb": "ram_gb", "engine": "engine_name",
+               "engine_version": "engine_version", "backend": "engine_backend", "model": "model_name",
+               "quant": "model_quant", "repo": "model_repo", "protocol": "protocol_name"}
+    on_cpu = run.gpu == CPU_ONLY
     for key, attr in mapping.items():
         if meta.get(key) is not None:
+            if key in ("gpu", "gpu_count", "gpu_memory_gb") and on_cpu:
+                continue  # a run the file shows on the CPU stays the CPU's, whatever GPU the machine has
             setattr(run, attr, meta[key])
+    if meta.get("backend") is not None:
+        run.config.backend = meta["backend"]
     if meta.get("avg_watts") is not None and run.power_avg_watts is None:
         run.power_method, run.power_avg_watts = "sensor", meta["avg_watts"]
 
@@ -212,6 +205,8 @@ def _runfile(body: bytes, doc: dict, received_at: datetime) -> ParsedRun:
         trust=verified.trust, keyid=verified.keyid, contributor=verified.contributor,
         context_recall=p["context_recall"], capabilities=p["capabilities"],
     )
+    run.measured_at = run.created_at  # a run file's created_at is when benchwh bench ran it
+    run.config.backend = e["backend"]
     if p["context_recall_stopped"]:
         run.recall_stop_reason = p["context_recall_stopped"]["reason"]
         run.recall_stop_at_tokens = p["context_recall_stopped"]["at_tokens"]

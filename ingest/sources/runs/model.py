@@ -19,6 +19,8 @@ from ingest.sources.runs.payload import (MAX_BYTES, MAX_GB, MAX_GEN_TPS, MAX_MS,
 # every name a run carries, checked by one rule whatever format it came in (payload.check_name_text)
 NAME_FIELDS = ("gpu", "cpu", "os", "country", "engine_name", "engine_version", "engine_backend", "model_name",
                "model_repo", "model_file", "model_quant", "protocol_name", "protocol_sampling", "contributor")
+CONFIG_NAME_FIELDS = ("backend", "devices", "type_k", "type_v", "split_mode", "tensor_split", "request_rate",
+                      "client_api")
 
 SOURCES = ("runfile", "llama-bench", "ollama", "llama-server", "vllm")
 
@@ -43,6 +45,12 @@ class Sample:
     measured_at: datetime | None = None
     # hash of the test's canonical record: the same measurement seen in two files matches
     test_key: str | None = None
+    # Ollama's model load, kept out of ttft_ms (a cold start is not prompt processing)
+    load_duration_ms: float | None = None
+    # turn_time_ms worked out from ttft and TPOT rather than measured (DESIGN §7)
+    is_turn_time_derived: bool = False
+    # tokens per second of all requests together (a batch or serving benchmark's throughput)
+    throughput_tps: float | None = None
 
 
 @dataclass
@@ -85,6 +93,89 @@ class ParsedRun:
     recall_stop_reason: str | None = None  # forgot | could_not_hold | reached_trained_context
     recall_stop_at_tokens: int | None = None
     capabilities: list[dict] = field(default_factory=list)
+    # when the file says the run was made (None when it does not: never the time it was added)
+    measured_at: datetime | None = None
+    config: "RunConfig" = field(default_factory=lambda: RunConfig())
+    # fields of the tool's output that no parser maps yet, kept as JSON text (never fatal)
+    extra_fields: str | None = None
+
+
+# How a run was made: two runs that differ here are never pooled (DESIGN §5, dim_run_config).
+CONFIG_FIELDS = ("backend", "devices", "offload", "n_gpu_layers", "flash_attn", "n_batch", "n_ubatch", "n_threads",
+                 "type_k", "type_v", "split_mode", "tensor_split", "n_cpu_moe", "concurrency", "request_rate",
+                 "client_api", "is_cpu_fallback", "is_partial_offload")
+
+
+@dataclass
+class RunConfig:
+    backend: str | None = None  # the engine's compute backend (CUDA, Metal, ...), never a client API
+    devices: str | None = None  # devices used, as the tool names them (CUDA0, Vulkan0, MTL0, none)
+    offload: str | None = None  # full | partial | none
+    n_gpu_layers: int | None = None  # as given (-1 and 99 mean all layers)
+    flash_attn: str | None = None  # on | off | auto
+    n_batch: int | None = None
+    n_ubatch: int | None = None
+    n_threads: int | None = None
+    type_k: str | None = None
+    type_v: str | None = None
+    split_mode: str | None = None
+    tensor_split: str | None = None
+    n_cpu_moe: int | None = None
+    concurrency: int | None = None  # requests in flight at once (servers)
+    request_rate: str | None = None  # requests per second the client sent ("inf": all at once)
+    client_api: str | None = None  # the benchmark client's API (vLLM `backend`: openai, openai-chat, vllm)
+    is_cpu_fallback: bool = False  # a GPU backend failed to start and the run went to the CPU
+    is_partial_offload: bool = False
+
+    def finish(self) -> "RunConfig":
+        """Derive offload and its flags from what the file said."""
+        if self.is_cpu_fallback or self.devices == "none" or self.n_gpu_layers == 0:
+            self.offload = "none"
+        elif self.n_cpu_moe:
+            self.offload = "partial"
+        elif self.n_gpu_layers is not None:
+            # -1 / 99+ ask for every layer; a smaller count is taken as partial, since the
+            # output does not say how many layers the model has
+            self.offload = "full" if self.n_gpu_layers < 0 or self.n_gpu_layers >= 99 else "partial"
+        self.is_partial_offload = self.offload == "partial"
+        return self
+
+    def key(self, engine: str | None, engine_version: str | None) -> str:
+        """A stable id of the configuration (landed as config_key, the dbt config_id's source)."""
+        values = {name: getattr(self, name) for name in CONFIG_FIELDS}
+        return canonical_hash({"engine": engine, "engine_version": engine_version, **values})[:16]
+
+
+def short_str(value, name: str, max_len: int = 500) -> str | None:
+    """A name from a tool output as text (numbers too), or None; too long is refused."""
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        value = str(value)
+    if len(value) > max_len:
+        raise RunRejected(f"{name} is longer than {max_len} characters", "too_long")
+    return value
+
+
+def required(value, name: str, **limits):
+    out = finite(value, name, **limits)
+    if out is None:
+        raise RunRejected(f"{name} is missing", "missing_field")
+    return out
+
+
+def name_tests(samples: list["Sample"]) -> None:
+    """Repetitions of one request shape form one test named like llama-bench's (pp512+tg128)."""
+    shapes: dict[tuple, int] = {}
+    for s in samples:
+        shape = (s.n_prompt or 0, s.n_gen or 0)
+        idx = shapes.setdefault(shape, len(shapes))
+        s.test_index = idx
+        s.test_name = f"pp{shape[0]}+tg{shape[1]}" if shape[0] else f"tg{shape[1]}"
+    counters: dict[int, int] = {}
+    for s in samples:
+        s.sample_index = counters.get(s.test_index, 0)
+        counters[s.test_index] = s.sample_index + 1
 
 
 def canonical_hash(obj: Any, prefix: str = "") -> str:
@@ -131,18 +222,36 @@ def per_second(count: float | None, seconds: float | None, name: str) -> float |
     return count / seconds
 
 
-def check_run(run: ParsedRun, received_at: datetime | None) -> ParsedRun:
-    """Checks every format shares: limits on each sample, timestamps, a GPU name."""
+def missing_context(run: ParsedRun) -> list[tuple[str, str]]:
+    """What a run lacks to be placed: (what, the `runs add` flag that gives it)."""
+    missing = []
     if not run.gpu or not str(run.gpu).strip():
-        raise RunRejected("GPU name missing: give --gpu or a <file>.meta.json sidecar with \"gpu\"",
-                          "missing_gpu")
+        missing.append(("the GPU name (or CPU only)", "--gpu 'NAME'"))
     if not run.model_name and not run.model_file:
-        raise RunRejected("model name missing: give --model or a sidecar with \"model\"", "missing_model")
+        missing.append(("the model name", "--model 'NAME'"))
+    return missing
+
+
+def check_run(run: ParsedRun, received_at: datetime | None) -> ParsedRun:
+    """Checks every format shares: limits on each sample, timestamps, the machine and model."""
+    missing = missing_context(run)
+    if missing:
+        # every missing field at once, with the command line that completes the file
+        raise RunRejected(
+            f"lacks {' and '.join(what for what, _ in missing)}: add it with "
+            f"`benchwh runs add FILE {' '.join(flag for _, flag in missing)}` or a FILE.meta.json sidecar",
+            "missing_context")
     if not run.samples:
         raise RunRejected("no measurements found", "no_samples")
     check_not_future(run.created_at, received_at, "created_at")
+    if run.measured_at is not None:
+        check_not_future(run.measured_at, received_at, "measured_at")
     for name in NAME_FIELDS:
         value = getattr(run, name)
+        if value is not None:
+            check_name_text(str(value), name)
+    for name in CONFIG_NAME_FIELDS:
+        value = getattr(run.config, name)
         if value is not None:
             check_name_text(str(value), name)
     for cap in run.capabilities:
@@ -160,7 +269,9 @@ def check_run(run: ParsedRun, received_at: datetime | None) -> ParsedRun:
         finite(s.power_w, f"{where} power_w", hi=MAX_WATTS)
         finite(s.energy_j, f"{where} energy_j", hi=MAX_ENERGY_J)
         finite(s.peak_memory_bytes, f"{where} peak_memory_bytes", hi=MAX_BYTES, integer=True)
-        if s.gen_tps is None and s.prompt_tps is None and s.turn_time_ms is None:
+        finite(s.load_duration_ms, f"{where} load_duration_ms", hi=MAX_MS)
+        finite(s.throughput_tps, f"{where} throughput_tps", hi=MAX_PROMPT_TPS)
+        if s.gen_tps is None and s.prompt_tps is None and s.turn_time_ms is None and s.throughput_tps is None:
             raise RunRejected(f"{where}: no speed value", "no_samples")
         if s.measured_at is not None:
             check_not_future(s.measured_at, received_at, f"{where} measured_at")

@@ -79,6 +79,36 @@ class RunsRunsSchema(LandingSchema):
     recall_stop_at_tokens: Series[pd.Int64Dtype] = pa.Field(nullable=True, ge=1, le=MAX_TOKENS,
                                                              description="Context size the walk stopped at, tokens.")
     n_samples: Series[int] = pa.Field(ge=1, description="Samples landed for this run.")
+    measured_at: Series[pd.Timestamp] = pa.Field(
+        nullable=True, description="When the file says the run was made (naive UTC); null when it does not say "
+                                   "(then created_at is only the time it was received).")
+    received_at: Series[pd.Timestamp] = pa.Field(nullable=True, description="When the file was added (naive UTC).")
+    # the run's configuration (DESIGN §5 dim_run_config): runs that differ here are never pooled
+    config_key: Series[str] = pa.Field(nullable=True, description="Hash of engine, version and every config_* value "
+                                                                  "below: the source of config_id.")
+    devices: Series[str] = pa.Field(nullable=True, description="Devices used as the tool names them (CUDA0, "
+                                                               "Vulkan0+2 RPC, none).")
+    offload: Series[str] = pa.Field(nullable=True, isin=["full", "partial", "none"],
+                                    description="Model layers on the GPU: full | partial | none.")
+    n_gpu_layers: Series[pd.Int64Dtype] = pa.Field(nullable=True, ge=-1, description="GPU layers as given (-1: all).")
+    flash_attn: Series[str] = pa.Field(nullable=True, isin=["on", "off", "auto"], description="Flash attention.")
+    n_batch: Series[pd.Int64Dtype] = pa.Field(nullable=True, ge=0, description="Logical batch size.")
+    n_ubatch: Series[pd.Int64Dtype] = pa.Field(nullable=True, ge=0, description="Physical (micro) batch size.")
+    n_threads: Series[pd.Int64Dtype] = pa.Field(nullable=True, ge=0, description="CPU threads.")
+    type_k: Series[str] = pa.Field(nullable=True, description="KV cache type of K (f16, q8_0, ...).")
+    type_v: Series[str] = pa.Field(nullable=True, description="KV cache type of V.")
+    split_mode: Series[str] = pa.Field(nullable=True, description="Multi-GPU split mode (layer, row, none).")
+    tensor_split: Series[str] = pa.Field(nullable=True, description="Tensor split across GPUs as given.")
+    n_cpu_moe: Series[pd.Int64Dtype] = pa.Field(nullable=True, ge=0, description="MoE expert layers kept on the CPU.")
+    concurrency: Series[pd.Int64Dtype] = pa.Field(nullable=True, ge=1, description="Requests in flight at once.")
+    request_rate: Series[str] = pa.Field(nullable=True, description="Requests per second sent (inf: all at once).")
+    client_api: Series[str] = pa.Field(nullable=True, description="Benchmark client's API (vLLM `backend`: openai, "
+                                                                  "openai-chat, vllm); not the engine's backend.")
+    is_cpu_fallback: Series[bool] = pa.Field(nullable=True, description="A GPU backend failed to start: the run "
+                                                                        "went to the CPU.")
+    is_partial_offload: Series[bool] = pa.Field(nullable=True, description="Only part of the model was on the GPU.")
+    extra_fields: Series[str] = pa.Field(nullable=True, description="Fields of the tool output no parser maps yet "
+                                                                    "(JSON), kept rather than refused.")
 
 
 
@@ -103,6 +133,13 @@ class RunsSamplesSchema(LandingSchema):
     peak_memory_bytes: Series[pd.Int64Dtype] = pa.Field(nullable=True, ge=0, le=MAX_BYTES, description="Peak memory during this test, bytes.")
     measured_at: Series[pd.Timestamp] = pa.Field(nullable=True, description="When the test ran (naive UTC).")
     test_key: Series[str] = pa.Field(nullable=True, description="Hash of the test's canonical record: equal keys are the same measurement.")
+    config_key: Series[str] = pa.Field(nullable=True, description="The run's configuration (runs.config_key).")
+    load_duration_ms: Series[float] = pa.Field(nullable=True, ge=0, le=MAX_MS,
+                                               description="Model load before the request (Ollama), ms; not in ttft_ms.")
+    is_turn_time_derived: Series[bool] = pa.Field(nullable=True, description="turn_time_ms worked out from ttft and "
+                                                                             "TPOT, not measured.")
+    throughput_tps: Series[float] = pa.Field(nullable=True, ge=0, le=MAX_PROMPT_TPS,
+                                             description="Tokens/s of all requests together (batch throughput).")
 
 
 
@@ -149,27 +186,31 @@ class RunsSource(Source):
         """Nothing to fetch: files come from `benchwh runs add` and the inbox sensor."""
 
     def parse(self, body: bytes, entry: RawEntry) -> dict[str, pd.DataFrame]:
-        doc, runs = parse_intake(body, parse_iso(entry.fetched_at))
-        return runs_to_frames(doc, runs)
+        received = parse_iso(entry.fetched_at)
+        doc, runs = parse_intake(body, received)
+        return runs_to_frames(doc, runs, received)
 
     def parse_rows(self, body: bytes, entry: RawEntry) -> dict[str, list[dict]]:
-        doc, runs = parse_intake(body, parse_iso(entry.fetched_at))
-        return runs_to_rows(doc, runs)
+        received = parse_iso(entry.fetched_at)
+        doc, runs = parse_intake(body, received)
+        return runs_to_rows(doc, runs, received)
 
 
 def _columns(model) -> list[str]:
     return list(model.to_schema().columns)
 
 
-def runs_to_frames(doc: dict, runs: list) -> dict[str, pd.DataFrame]:
-    rows = runs_to_rows(doc, runs)
+def runs_to_frames(doc: dict, runs: list, received_at: datetime | None = None) -> dict[str, pd.DataFrame]:
+    rows = runs_to_rows(doc, runs, received_at)
     return {ent.name: pd.DataFrame(rows[ent.name], columns=_columns(ent.model)) for ent in RunsSource.entities}
 
 
-def runs_to_rows(doc: dict, runs: list) -> dict[str, list[dict]]:
+def runs_to_rows(doc: dict, runs: list, received_at: datetime | None = None) -> dict[str, list[dict]]:
     run_rows, sample_rows, recall_rows, cap_rows = [], [], [], []
     for run in runs:
         key = {"source": run.source, "source_run_id": run.source_run_id}
+        config = run.config
+        config_key = config.key(run.engine_name, run.engine_version)
         run_rows.append({
             **key, "submission_id": run.submission_id, "file_name": doc.get("name") or "",
             "file_sha256": doc["file_sha256"], "created_at": _naive(run.created_at),
@@ -187,6 +228,14 @@ def runs_to_rows(doc: dict, runs: list) -> dict[str, list[dict]]:
             "power_energy_j": run.power_energy_j, "memory_peak_bytes": run.memory_peak_bytes,
             "recall_stop_reason": run.recall_stop_reason, "recall_stop_at_tokens": run.recall_stop_at_tokens,
             "n_samples": len(run.samples),
+            "measured_at": _naive(run.measured_at), "received_at": _naive(received_at), "config_key": config_key,
+            "devices": config.devices, "offload": config.offload, "n_gpu_layers": config.n_gpu_layers,
+            "flash_attn": config.flash_attn, "n_batch": config.n_batch, "n_ubatch": config.n_ubatch,
+            "n_threads": config.n_threads, "type_k": config.type_k, "type_v": config.type_v,
+            "split_mode": config.split_mode, "tensor_split": config.tensor_split, "n_cpu_moe": config.n_cpu_moe,
+            "concurrency": config.concurrency, "request_rate": config.request_rate,
+            "client_api": config.client_api, "is_cpu_fallback": config.is_cpu_fallback,
+            "is_partial_offload": config.is_partial_offload, "extra_fields": run.extra_fields,
         })
         for s in run.samples:
             sample_rows.append({
@@ -195,7 +244,8 @@ def runs_to_rows(doc: dict, runs: list) -> dict[str, list[dict]]:
                 "prompt_tps": s.prompt_tps, "gen_tps": s.gen_tps, "turn_time_ms": s.turn_time_ms,
                 "is_test_mean": s.is_test_mean, "power_w": s.power_w, "energy_j": s.energy_j,
                 "peak_memory_bytes": s.peak_memory_bytes, "measured_at": _naive(s.measured_at),
-                "test_key": s.test_key,
+                "test_key": s.test_key, "config_key": config_key, "load_duration_ms": s.load_duration_ms,
+                "is_turn_time_derived": s.is_turn_time_derived, "throughput_tps": s.throughput_tps,
             })
         for i, r in enumerate(run.context_recall):
             recall_rows.append({**key, "step_index": i, "context_tokens": r["context_tokens"],

@@ -1,6 +1,7 @@
 """Small helpers shared by the tool-output parsers."""
 from __future__ import annotations
 
+import functools
 import json
 import re
 from datetime import datetime, timezone
@@ -39,6 +40,34 @@ def decode_text(body: bytes, what: str) -> str:
         return strip_bom(body.decode("utf-8"))
     except UnicodeDecodeError:
         raise RunRejected(f"{what} is not UTF-8 text", "malformed_payload") from None
+
+
+# ANSI/VT100 escape sequences a terminal capture carries (colours, cursor moves, spinners)
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+
+
+def strip_ansi(text: str) -> str:
+    """The text a terminal showed: escape sequences removed, carriage-return redraws resolved
+    to the last state of each line."""
+    if "\x1b" not in text and "\r" not in text:
+        return text
+    lines = []
+    for line in _ANSI.sub("", text).split("\n"):
+        if "\r" in line:
+            parts = [p for p in line.split("\r") if p]
+            line = parts[-1] if parts else ""
+        lines.append(line)
+    return "\n".join(lines)
+
+
+@functools.lru_cache(maxsize=4)
+def _json_values_cached(text: str) -> tuple:
+    return tuple(json_objects(text))
+
+
+def json_values(text: str) -> list:
+    """json_objects(text), worked out once per text for the parsers that each look at it."""
+    return list(_json_values_cached(text))
 
 
 def json_objects(text: str) -> list:
