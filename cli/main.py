@@ -5,15 +5,10 @@ import argparse
 import json
 import os
 import sys
-from pathlib import Path
 from typing import NoReturn
 
+from cli.errors import UserError
 from ingest import config
-
-
-
-class UserError(Exception):
-    """A mistake the user can fix: printed as one line, exit code 2."""
 
 
 def cmd_refresh(args) -> int:

@@ -9,7 +9,7 @@ from ingest import config
 
 
 def _user_error(message: str):
-    from cli.main import UserError
+    from cli.errors import UserError
 
     return UserError(message)
 

@@ -16,7 +16,7 @@ from ingest.replay import has_recording, replay_into_store
 from ingest.source import FetchContext, Source, SourceFailed, load_sources
 from orchestration.progress import count, landing_log, progress
 from orchestration.checks import check_results, landing_check_specs, landing_key
-from orchestration.execution import die_with_run_process
+from orchestration.steps import die_with_run_process
 from orchestration.tags import OFFLINE_TAG, SOURCES_TAG
 
 def selected_for_fetch(tags: dict, source: Source) -> bool:

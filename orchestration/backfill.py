@@ -24,7 +24,7 @@ from ingest.landing import Lander
 from ingest.landing.lock import landing_lock
 from ingest.raw_store import RawEntry, RawStore
 from ingest.source import Source, SourceFailed, load_sources
-from orchestration.execution import die_with_run_process
+from orchestration.steps import die_with_run_process
 
 FETCH_DAYS = dg.DailyPartitionsDefinition(start_date="2023-01-01", end_offset=1)
 

@@ -5,7 +5,6 @@ import io
 import json
 import os
 import re
-import shutil
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Mapping
@@ -16,10 +15,10 @@ from dagster_dbt import DagsterDbtTranslator, DagsterDbtTranslatorSettings, DbtC
 
 from ingest import config, file_memo
 from orchestration.progress import count, progress
-from orchestration.execution import die_with_run_process, finish_spark_build, spark_build_args, step_engine
+from orchestration.steps import die_with_run_process, finish_spark_build, spark_build_args, step_engine
 from orchestration.manifest import DBT_PROJECT, MANIFEST_PATH, prepare_if_dev
 from orchestration.manifest import DBT_NO_TRACKING
-from orchestration.resources import build_dir, build_path, building_path, dbt_target_dir
+from orchestration.resources import build_path, building_path, dbt_target_dir
 from orchestration.tags import SOURCES_TAG
 from publish.inputs import inputs_fingerprint, published_inputs, sidecar
 from publish.report import sources_meta

@@ -5,7 +5,7 @@ import dagster as dg
 from orchestration.progress import progress
 from ingest import config
 from orchestration.dbt_assets import dbt_build
-from orchestration.execution import die_with_run_process
+from orchestration.steps import die_with_run_process
 from orchestration.resources import build_dir, build_path
 from publish.inputs import sidecar
 from publish.publish import EXPORTED_SCHEMAS, PublishError, publish

@@ -35,7 +35,7 @@ def history_path(version: str) -> Path:
 
 def resolve_versions(old: str | None, new: str | None) -> tuple[Path, Path]:
     """Paths of two published versions: NEW defaults to the published one, OLD to the one before NEW."""
-    from publish.publish import list_history, read_version
+    from publish.history import list_history, read_version
 
     available = list_history()
     if new is None:

@@ -19,6 +19,7 @@ import duckdb
 
 from ingest import config
 from ingest.files import fsync_dir, write_atomically
+from publish.history import history_dir, list_history, read_version  # noqa: F401 (the module's API)
 from publish.verify import (DamagedFile, copy_verified, disk_error, fault, load_index, pid_alive, record_in_index,
                             record_inputs, save_index)
 
@@ -31,10 +32,6 @@ HISTORY_KEEP = 7
 
 class PublishError(Exception):
     pass
-
-
-def history_dir() -> Path:
-    return config.home() / "history"
 
 
 def exports_dir() -> Path:
@@ -112,23 +109,6 @@ def audit_build(path: Path) -> dict[str, dict]:
     return inventory
 
 
-def read_version(path: Path) -> dict | None:
-    """The version a file holds; None when absent or unreadable (a damaged file names no version)."""
-    if not path.exists():
-        return None
-    try:
-        con = duckdb.connect(str(path), read_only=True, config=config.duckdb_config())
-    except duckdb.Error:
-        return None
-    try:
-        row = con.execute("SELECT version, build_started_at, code_revision FROM audit.build_info").fetchone()
-    except duckdb.Error:
-        return None
-    finally:
-        con.close()
-    return {"version": row[0], "build_started_at": str(row[1]), "code_revision": row[2]} if row else None
-
-
 def publish(build_file: Path, sources_meta: dict, log: Callable[[str], None], if_changed: bool = True,
             inputs: str | None = None) -> dict:
     """Audit, then atomically replace the published file, record history and write exports.
@@ -193,10 +173,6 @@ def prune_history(keep: int = HISTORY_KEEP) -> None:
     if any(v not in {p.stem for p in files[-keep:]} for v in index):
         kept = {v: e for v, e in index.items() if v in {p.stem for p in files[-keep:]}}
         save_index(kept)
-
-
-def list_history() -> list[str]:
-    return [p.stem for p in sorted(history_dir().glob("*.duckdb"))] if history_dir().exists() else []
 
 
 def write_exports(published: Path, inventory: dict, version: dict, sources_meta: dict,

@@ -185,7 +185,7 @@ def check_published(full: bool = False) -> dict:
     Cheap (default): it opens, names its version, and its sha256 is the one recorded for that
     version in history/index.json. Full: every table reads as well.
     """
-    from publish.publish import read_version
+    from publish.history import read_version
 
     path = config.published_path()
     if not path.exists():

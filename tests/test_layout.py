@@ -73,3 +73,44 @@ def test_imports_go_one_way_between_the_layers():
                  for layer, above in lower_than.items() for p in python_files(PROJECT_ROOT / layer)
                  for name in imported_modules(p) if name.split(".")[0] in above]
     assert offenders == []
+
+
+def import_cycles(root: Path = PROJECT_ROOT, packages=("cli", "ingest", "orchestration", "publish", "site_builder")) \
+        -> list[list[str]]:
+    """The import circles among the packages' modules (imports inside functions count too)."""
+    modules = {".".join(p.relative_to(root).with_suffix("").parts).removesuffix(".__init__"): p
+               for pkg in packages for p in python_files(root / pkg)}
+
+    def module_of(name: str) -> str | None:
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph = {name: {m for m in map(module_of, imported_modules(path, root)) if m and m != name}
+             for name, path in modules.items()}
+    cycles, seen = [], set()
+    for start in sorted(graph):  # a depth-first walk from each module back to itself
+        stack = [(start, [start])]
+        while stack:
+            node, path = stack.pop()
+            for nxt in sorted(graph[node]):
+                if nxt == start:
+                    cycle = frozenset(path)
+                    if cycle not in seen:
+                        seen.add(cycle)
+                        cycles.append(path)
+                elif nxt not in path and nxt > start:
+                    stack.append((nxt, path + [nxt]))
+    return cycles
+
+
+def test_no_import_cycles():
+    assert import_cycles() == []
+
+
+def test_the_cycle_rule_finds_a_planted_circle(tmp_path):
+    (tmp_path / "publish").mkdir()
+    (tmp_path / "publish" / "__init__.py").write_text("")
+    (tmp_path / "publish" / "a.py").write_text("def f():\n    from publish.b import g\n")
+    (tmp_path / "publish" / "b.py").write_text("from publish import a\n")
+    assert import_cycles(tmp_path, ("publish",)) == [["publish.a", "publish.b"]]
