@@ -123,3 +123,52 @@ def test_cli_refresh_shows_in_the_dev_ui_and_ctrl_c_stops_it(warehouse_copy):
     assert not leftover
     assert set(PROJECT_ROOT.glob(".tmp_dagster_home_*")) == before
     assert (home / "dagster" / "dagster.yaml").exists()
+
+
+def dagster_processes_of(dagster_home: Path) -> list[int]:
+    """Pids of processes whose environment names this DAGSTER_HOME (dagster dev, its webserver,
+    daemon and code servers)."""
+    marker = f"DAGSTER_HOME={dagster_home}".encode()
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and int(entry.name) != os.getpid():
+            try:
+                if marker in (entry / "environ").read_bytes().split(b"\0"):
+                    pids.append(int(entry.name))
+            except OSError:
+                pass
+    return pids
+
+
+def test_dev_on_a_busy_port_fails_at_once_naming_it(tmp_path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        proc = run_benchwh(tmp_path / "warehouse", "dev", "--port", str(port), timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip() == f"benchwh: port {port} on 127.0.0.1 is already in use " \
+                                  "(another `benchwh dev`? choose one with --port)"
+    # refused before anything started: no Dagster instance made, no process of it
+    assert not (tmp_path / "warehouse" / "dagster").exists()
+    assert dagster_processes_of(tmp_path / "warehouse" / "dagster") == []
+
+
+def test_dev_killed_hard_leaves_no_dagster_process(tmp_path):
+    home = tmp_path / "warehouse"
+    port = free_port()
+    proc = subprocess.Popen([BENCHWH, "dev", "--port", str(port)], env=benchwh_env(home),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for_ui(f"http://127.0.0.1:{port}", proc)
+        assert len(dagster_processes_of(home / "dagster")) >= 3  # dagster dev, webserver, daemon
+    finally:
+        proc.kill()  # SIGKILL: no handler of benchwh runs
+        proc.wait()
+    deadline = time.monotonic() + 90
+    while dagster_processes_of(home / "dagster") and time.monotonic() < deadline:
+        time.sleep(0.5)
+    left = dagster_processes_of(home / "dagster")
+    for pid in left:  # never leave them to the next test
+        os.kill(pid, signal.SIGKILL)
+    assert left == []
