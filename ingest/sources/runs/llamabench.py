@@ -560,9 +560,15 @@ def _md_test(row: dict, table: int, banner: _Banner) -> dict:
         n_cpu_moe=_int(values.get("n_cpu_moe"), f"{where} n_cpu_moe", hi=100_000),
         is_cpu_fallback=banner.failed,
     )
+    params = _params(row.get("params"))
+    model = row["model"]
+    if params and re.search(r"\s\?B\s", model):
+        # llama.cpp prints `?B` when it has no size class for the architecture (gpt-oss 20b and
+        # 120b both read `gpt-oss ?B F16`): the params column tells them apart
+        model = re.sub(r"\s\?B\s", f" {row['params'].replace(' ', '')} ", model, count=1)
     return {
-        "commit": None, "build_number": None, "model_filename": row["model"], "model_file": None,
-        "model_type": row["model"], "model_size": None, "model_n_params": _params(row.get("params")),
+        "commit": None, "build_number": None, "model_filename": model, "model_file": None,
+        "model_type": model, "model_size": None, "model_n_params": params,
         "gpu_info": None, "cpu_info": None, "config": config, "test": row["test"], "table": table,
         "n_prompt": n_prompt, "n_gen": n_gen, "n_depth": n_depth, "avg_ts": avg, "avg_ns": None,
         "ts": [], "ns": None, "test_time": None, "power_w": None, "peak": None,

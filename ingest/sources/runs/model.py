@@ -223,12 +223,12 @@ def per_second(count: float | None, seconds: float | None, name: str) -> float |
 
 
 def missing_context(run: ParsedRun) -> list[tuple[str, str]]:
-    """What a run lacks to be placed: (what, the `runs add` flag that gives it)."""
+    """What a run lacks to be placed: (field, what, the `runs add` flag that gives it)."""
     missing = []
     if not run.gpu or not str(run.gpu).strip():
-        missing.append(("the GPU name (or CPU only)", "--gpu 'NAME'"))
+        missing.append(("gpu", "the GPU name (or CPU only)", "--gpu 'NAME'"))
     if not run.model_name and not run.model_file:
-        missing.append(("the model name", "--model 'NAME'"))
+        missing.append(("model", "the model name", "--model 'NAME'"))
     return missing
 
 
@@ -238,9 +238,9 @@ def check_run(run: ParsedRun, received_at: datetime | None) -> ParsedRun:
     if missing:
         # every missing field at once, with the command line that completes the file
         raise RunRejected(
-            f"lacks {' and '.join(what for what, _ in missing)}: add it with "
-            f"`benchwh runs add FILE {' '.join(flag for _, flag in missing)}` or a FILE.meta.json sidecar",
-            "missing_context")
+            f"lacks {' and '.join(what for _, what, _ in missing)}: add it with "
+            f"`benchwh runs add FILE {' '.join(flag for _, _, flag in missing)}` or a FILE.meta.json sidecar",
+            f"missing_{missing[0][0]}" if len(missing) == 1 else "missing_context")
     if not run.samples:
         raise RunRejected("no measurements found", "no_samples")
     check_not_future(run.created_at, received_at, "created_at")

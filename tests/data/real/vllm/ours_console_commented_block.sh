@@ -5,18 +5,18 @@
 # Maximum request concurrency: 32
 # ============ Serving Benchmark Result ============
 # Successful requests:                     32        
-# Benchmark duration (s):                  150.87    
+# Benchmark duration (s):                  142.61    
 # Total input tokens:                      65536     
 # Total generated tokens:                  65536     
-# Request throughput (req/s):              0.21      
-# Output token throughput (tok/s):         434.40    
-# Total Token throughput (tok/s):          868.80    
+# Request throughput (req/s):              0.22      
+# Output token throughput (tok/s):         459.55    
+# Total Token throughput (tok/s):          919.10    
 # ---------------Time to First Token----------------
-# Mean TTFT (ms):                          7279.56   
-# Median TTFT (ms):                        7099.88   
-# P99 TTFT (ms):                           10999.46  
+# Mean TTFT (ms):                          6912.40   
+# Median TTFT (ms):                        6804.15   
+# P99 TTFT (ms):                           10120.77  
 # -----Time per Output Token (excl. 1st token)------
-# Mean TPOT (ms):                          70.14     
-# Median TPOT (ms):                        70.23     
-# P99 TPOT (ms):                           72.63     
+# Mean TPOT (ms):                          66.71     
+# Median TPOT (ms):                        66.58     
+# P99 TPOT (ms):                           69.02     
 # ==================================================
