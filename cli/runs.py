@@ -99,9 +99,9 @@ def cmd_runs_add(args) -> int:
     flags = {"gpu": args.gpu, "gpu_count": args.gpu_count, "gpu_memory_gb": args.gpu_memory_gb,
              "cpu": args.cpu, "ram_gb": args.ram_gb, "os": args.os,
              "country": args.country.upper() if args.country else None,
-             "engine_version": args.engine_version, "backend": args.backend, "model": args.model,
-             "quant": args.quant, "repo": args.repo, "protocol": args.protocol,
-             "created_at": args.created_at, "avg_watts": args.avg_watts}
+             "engine": args.engine, "engine_version": args.engine_version, "backend": args.backend,
+             "model": args.model, "quant": args.quant, "repo": args.repo, "protocol": args.protocol,
+             "measured_at": args.measured_at, "avg_watts": args.avg_watts}
     flags = {k: v for k, v in flags.items() if v is not None}
     missing = [p for p in args.paths if not Path(p).exists() and not Path(p).is_symlink()]
     if missing:
@@ -171,7 +171,8 @@ def register(subparsers) -> None:
         "add", help="land run files, tool outputs, folders and .zip/.tar.gz archives, then rebuild and publish",
         description="Prints one line per file (accepted, duplicate or rejected: reason) and a summary; "
                     "exits 1 if anything was rejected. What a tool output lacks comes from a sidecar "
-                    "<file>.meta.json or these flags (flags win). A GPU name is required.")
+                    "<file>.meta.json or these flags (flags win). A GPU name is required, except for a "
+                    "run the file shows on the CPU; a file lacking it is rejected with the flags that complete it.")
     p.add_argument("paths", nargs="+", metavar="PATH")
     p.add_argument("--no-publish", action="store_true", help="only land; do not rebuild and publish")
     g = p.add_argument_group("machine and model facts for tool outputs")
@@ -182,12 +183,16 @@ def register(subparsers) -> None:
     g.add_argument("--ram-gb", type=float)
     g.add_argument("--os")
     g.add_argument("--country", help="ISO 3166 alpha-2 code (for grid carbon)")
+    g.add_argument("--engine", help="the engine that served the requests when the file names only its client "
+                                    "(e.g. llama.cpp behind `vllm bench serve`)")
     g.add_argument("--engine-version")
     g.add_argument("--backend", help="CUDA, ROCm, Vulkan, Metal, ...")
     g.add_argument("--model", help="model name (Ollama --verbose text has none)")
     g.add_argument("--quant")
     g.add_argument("--repo", help="Hugging Face repo of the model")
     g.add_argument("--protocol", help="name for the test profile")
-    g.add_argument("--created-at", help="RFC 3339 UTC time of the run when the output has none")
+    g.add_argument("--measured-at", "--created-at", dest="measured_at",
+                   help="RFC 3339 UTC time the run was made, for an output that does not say "
+                        "(otherwise measured_at stays empty: the time of adding is not the measurement's)")
     g.add_argument("--avg-watts", type=float, help="average power draw measured during the run")
     p.set_defaults(func=cmd_runs_add)

@@ -5,6 +5,7 @@ import io
 import json
 import tarfile
 import zipfile
+from pathlib import Path
 
 import duckdb
 import pytest
@@ -172,3 +173,24 @@ def test_unusable_trusted_keys_stop_the_intake_with_one_line(home, key, tmp_path
     assert err == f"benchwh: {caught.value}\n" and "\n" not in str(caught.value)
     manifest = home / "raw" / "runs" / "manifest.jsonl"
     assert not manifest.exists() or not manifest.read_text().strip()  # nothing received
+
+
+def test_add_flags_complete_a_tool_output_and_date_it(home, tmp_path, capsys):
+    """A vLLM console block names neither GPU nor time: one rejection lists every missing field
+    and the command that completes it; --measured-at dates the run, --engine names the server
+    behind the client (here llama.cpp behind `vllm bench serve`)."""
+    real = Path(__file__).parent / "data" / "real" / "vllm" / "lhl_vllm_bench_serve_console_against_llamacpp_q4km_c1.txt"
+    path = tmp_path / "serve.txt"
+    path.write_bytes(real.read_bytes())
+    assert main(["runs", "add", "--no-publish", str(path)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == ("serve.txt: rejected: lacks the GPU name (or CPU only): add it with "
+                      "`benchwh runs add FILE --gpu 'NAME'` or a FILE.meta.json sidecar")
+    code = main(["runs", "add", "--no-publish", str(path), "--gpu", "Radeon 8060S Graphics", "--engine", "llama.cpp",
+                 "--measured-at", "2025-09-20T08:00:00Z"])
+    assert code == 0, capsys.readouterr().out
+    runs = landed(home, "runs")
+    row = runs[runs["file_name"] == "serve.txt"].iloc[0]
+    assert (row["engine_name"], row["client_api"], row["concurrency"]) == ("llama.cpp", "vllm", 1)
+    assert str(row["measured_at"]) == "2025-09-20 08:00:00"
+    assert row["received_at"] > row["measured_at"]
