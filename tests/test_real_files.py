@@ -244,6 +244,17 @@ CORPUS: dict[str, Expect] = {
         flags={"gpu": "Radeon 8060S Graphics", "engine": "llama.cpp"},
         runs=[run(engine_name="llama.cpp", model_file="llama-2-7b.Q4_K_M.gguf", concurrency=1, client_api="vllm")],
         tests=[vllm_console(37, 163, 88.03, 39.35, 30.39, 1)]),
+    "vllm/vllm_readme_benchmark_serving_console.md": Expect(
+        flags={"gpu": "NVIDIA A100-SXM4-80GB"},
+        runs=[run(model_repo="NousResearch/Hermes-3-Llama-3.1-8B", concurrency=None, request_rate=None,
+                  client_api="vllm", measured_at=None)],
+        tests=[vllm_console(137, 221, 73.88, 7.96, 619.85, "inf")]),
+    "vllm/vllm_readme_benchmark_throughput_console.md": Expect(
+        flags={"gpu": "NVIDIA A100-SXM4-80GB"},
+        runs=[run(model_repo="NousResearch/Hermes-3-Llama-3.1-8B", protocol_name="vllm-throughput",
+                  request_rate="inf")],
+        tests=[[("throughput n10", "throughput_tps", [4656.00]), ("throughput n10", "n_prompt", [501]),
+                ("throughput n10", "n_gen", [150])]]),
     "vllm/ours_bench_serve_save_result.json": Expect(
         flags={"gpu": "NVIDIA H100 80GB HBM3"},
         runs=[run(model_repo="Qwen/Qwen3-8B", measured_at="2025-11-03T14:25:12+00:00", concurrency=16,

@@ -199,16 +199,43 @@ _NS_CONCURRENCY = re.compile(r"\bmax_concurrency=(?P<v>\w+)")
 _NS_RATE = re.compile(r"\brequest_rate=(?P<v>[\w.]+)")
 
 
+_THROUGHPUT = re.compile(r"Throughput:\s*(?P<rps>[0-9.]+) requests/s,\s*(?P<tps>[0-9.]+) total tokens/s"
+                         r"(?:,\s*(?P<out>[0-9.]+) output tokens/s)?")
+_COMMAND = re.compile(r"(?:bench (?:serve|throughput)|benchmark_(?:serving|throughput)\.py)\b(?P<args>.*)$")
+
+
 def sniff_console(text: str) -> tuple[str | None, str]:
-    if _BLOCK_START.search(text[:5_000_000]):
+    head = text[:5_000_000]
+    if _BLOCK_START.search(head) or _THROUGHPUT.search(head):
         return "vllm-console", ""
-    return None, "no `Serving Benchmark Result` block"
+    return None, "no `Serving Benchmark Result` block or `Throughput: ... requests/s` line"
+
+
+def _flag(args: str, name: str) -> str | None:
+    m = re.search(rf"--{name}[ =](\S+)", args)
+    return m.group(1).strip("'\"") if m else None
+
+
+def _logical_lines(text: str) -> list[str]:
+    """Lines with shell continuations (`\\` at the end, `# ` comment prefixes) joined."""
+    out: list[str] = []
+    pending = ""
+    for line in strip_ansi(text).splitlines():
+        bare = re.sub(r"^\s*#\s?", "", line) if pending else line
+        if bare.rstrip().endswith("\\"):
+            pending += bare.rstrip()[:-1] + " "
+            continue
+        out.append(pending + bare)
+        pending = ""
+    if pending:
+        out.append(pending)
+    return out
 
 
 def parse_console(text: str, default_time: datetime) -> list[ParsedRun]:
     context: dict = {}
     runs = []
-    lines = strip_ansi(text).splitlines()
+    lines = _logical_lines(text)
     i = 0
     while i < len(lines):
         line = lines[i]
@@ -219,15 +246,23 @@ def parse_console(text: str, default_time: datetime) -> list[ParsedRun]:
                 m = pattern.search(line)
                 if m:
                     context[key] = m.group("v")
-        m = re.search(r"(?:bench serve|benchmark_serving\.py)\b.*--model[ =](\S+)", line)
-        if m:
-            context = {"model": m.group(1)}  # a new command: what came before was another run's
+        m = _COMMAND.search(line)
+        if m and "--" in m.group("args"):
+            args = m.group("args")  # a new command: what came before was another run's
+            context = {k: v for k, v in (("model", _flag(args, "model")), ("backend", _flag(args, "backend")),
+                                         ("max_concurrency", _flag(args, "max-concurrency")),
+                                         ("request_rate", _flag(args, "request-rate")),
+                                         ("num_prompts", _flag(args, "num-prompts"))) if v}
         m = re.search(r"Maximum request concurrency:\s*(\d+)", line)
         if m:
             context["max_concurrency"] = m.group(1)
         m = re.search(r"Traffic request rate:\s*([\w.]+)", line)
         if m:
             context["request_rate"] = m.group(1)
+        m = _THROUGHPUT.search(line)
+        if m:
+            tail = "\n".join(lines[i + 1:i + 3])
+            runs.append(_console_throughput(m, tail, dict(context), default_time))
         if not _BLOCK_START.search(line):
             i += 1
             continue
@@ -243,6 +278,21 @@ def parse_console(text: str, default_time: datetime) -> list[ParsedRun]:
     if not runs:
         raise RunRejected("no `Serving Benchmark Result` block", "no_samples")
     return runs
+
+
+def _console_throughput(m: re.Match, tail: str, context: dict, default_time: datetime) -> ParsedRun:
+    """`vllm bench throughput`'s console lines: the batch throughput of all requests together."""
+    tps = finite(m.group("tps"), "total tokens/s", hi=MAX_PROMPT_TPS, lo_open=True)
+    n = finite(context.get("num_prompts"), "--num-prompts", hi=MAX_REQUESTS * 100, integer=True)
+    prompt = re.search(r"Total num prompt tokens:\s*(\d+)", tail)
+    output = re.search(r"Total num output tokens:\s*(\d+)", tail)
+    s = Sample(test_name="", test_index=0, sample_index=0, is_test_mean=True, throughput_tps=tps,
+               n_prompt=round(int(prompt.group(1)) / n) if prompt and n else None,
+               n_gen=round(int(output.group(1)) / n) if output and n else None)
+    name = f"throughput n{n}" if n else "throughput"
+    key = {"line": m.group(0), "tail": tail, "context": context}
+    return _run(key, [s], name, None, default_time, context.get("model"), RunConfig(request_rate="inf"),
+                "vllm-throughput")
 
 
 def _num(fields: dict, label: str, hi: float, integer: bool = False):
