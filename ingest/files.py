@@ -10,6 +10,16 @@ import os
 from pathlib import Path
 
 
+def printable(text: str) -> str:
+    """`text` with every character that is not printable (control characters such as ESC, CR and
+    newline, DEL, C1, the Unicode line separators and bidirectional overrides) written as its
+    escape (\\x1b, \\u202e): a file name printed in a log line, a `.reason` file or on a terminal
+    can then neither forge a line nor rewrite one."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
 def tmp_name(final: Path) -> Path:
     return final.with_name(f".{final.name}.tmp{os.getpid()}")
 

@@ -3,7 +3,9 @@
 Each evaluation takes the regular files at the top of the inbox (hidden files are skipped, so
 write a file under a dot-name and rename it when complete), lands them exactly like
 `benchwh runs add` (ingest/sources/runs/add.py), then moves each one away: accepted and duplicate
-files to inbox/processed/, rejected ones to inbox/rejected/ with `<name>.reason` beside them.
+files to inbox/processed/, rejected ones to inbox/rejected/ with `<name>.reason` beside them,
+every move and write relative to folders held open as directory descriptors, never through a
+link (ingest/sources/runs/inbox.py); file names are written with control characters escaped.
 A sidecar `<file>.meta.json` travels with its file. When anything new landed it requests a
 run of the `refresh` job that fetches nothing (tag benchwh/sources=none): that run builds,
 audits and publishes. The cursor counts batches and remembers the identity (name, size,
@@ -21,6 +23,8 @@ from pathlib import Path
 import dagster as dg
 
 from ingest import config
+from ingest.files import printable
+from ingest.sources.runs.inbox import Folder, Inbox, InboxUnsafe
 from orchestration.tags import fetch_tags
 
 REMEMBER = 5000
@@ -41,7 +45,10 @@ def _pending(inbox: Path, seen: set[str]) -> list[tuple[Path, str]]:
     for entry in sorted(os.scandir(inbox), key=lambda e: e.name):
         if entry.name.startswith(".") or entry.name.endswith(".reason") or is_sidecar(entry.name):
             continue
-        st = entry.stat(follow_symlinks=False)
+        try:
+            st = entry.stat(follow_symlinks=False)
+        except FileNotFoundError:
+            continue  # moved away while the folder was read
         if stat.S_ISDIR(st.st_mode):
             continue  # processed/, rejected/ and any folder a person made
         ident = _identity(Path(entry.path), st)
@@ -50,63 +57,27 @@ def _pending(inbox: Path, seen: set[str]) -> list[tuple[Path, str]]:
     return out
 
 
-class InboxUnsafe(Exception):
-    """The inbox or one of its folders is a symbolic link (or leaves the home): nothing is moved."""
+def _move(path: Path, folder: Folder) -> tuple[Folder, str]:
+    """inbox/<name> into `folder` (by directory descriptors: ingest/sources/runs/inbox.py)."""
+    return folder, folder.take(path.name)
 
 
-def safe_inbox_folder(folder: Path) -> Path:
-    """A real folder inside BENCHWH_HOME, created if missing; a symbolic link is refused, so
-    whoever can drop a file cannot make the sensor write anywhere else."""
-    if os.path.islink(folder):
-        raise InboxUnsafe(f"{folder} is a symbolic link: refusing to move inbox files through it")
-    folder.mkdir(parents=True, exist_ok=True)
-    st = os.lstat(folder)
-    if not stat.S_ISDIR(st.st_mode):
-        raise InboxUnsafe(f"{folder} is not a folder")
-    home = os.path.realpath(config.home())
-    if os.path.commonpath([home, os.path.realpath(folder)]) != home:
-        raise InboxUnsafe(f"{folder} resolves outside the warehouse home {home}")
-    return folder
+def _write_reason(target: tuple[Folder, str], text: str) -> None:
+    folder, name = target
+    folder.create(name + ".reason", text)
 
 
-def _move(path: Path, folder: Path) -> Path:
-    folder = safe_inbox_folder(folder)
-    target = folder / path.name
-    n = 1
-    while os.path.lexists(target) or os.path.lexists(target.with_name(target.name + ".reason")):
-        target = folder / f"{path.stem}.{n}{path.suffix}"
-        n += 1
-    os.rename(path, target)  # renames the link itself, never what a link points at
-    side = path.with_name(path.name + ".meta.json")
-    if os.path.lexists(side):
-        os.rename(side, target.with_name(target.name + ".meta.json"))
-    return target
-
-
-def _write_beside(target: Path, suffix: str, text: str) -> None:
-    """`<file><suffix>` created fresh: never through a link planted under that name."""
-    fd = os.open(target.with_name(target.name + suffix),
-                 os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
-
-
-def _write_reason(target: Path, text: str) -> None:
-    _write_beside(target, ".reason", text)
-
-
-def write_report(target: Path, results: list) -> None:
+def write_report(target: tuple[Folder, str], results: list) -> None:
     """`<name>.report` beside a processed file: what `runs add` prints for it (trust, samples).
     The publish that follows appends where its runs went (complete_inbox_reports)."""
-    lines = [r.line() for r in results]
+    folder, name = target
+    lines = [printable(r.line()) for r in results]
     lines.append("after the next publish: names that did not resolve and whether the runs reach the site tables")
-    _write_beside(target, ".report", "\n".join(lines) + "\n")
+    folder.create(name + ".report", "\n".join(lines) + "\n")
     accepted = [{"name": r.name, "runs": list(r.runs)} for r in results if r.status == "accepted" and r.runs]
     if accepted:
-        marker = safe_inbox_folder(inbox_dir() / PENDING_REPORTS) / (target.name + ".json")
-        fd = os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(json.dumps({"report": target.name + ".report", "accepted": accepted}))
+        folder.inbox.folder(PENDING_REPORTS).create(
+            name + ".json", json.dumps({"report": name + ".report", "accepted": accepted}))
 
 
 PENDING_REPORTS = ".reports-pending"  # inbox/<this>/<file>.json: reports the next publish completes
@@ -119,43 +90,57 @@ def complete_inbox_reports(published: Path, log=print) -> int:
 
     from publish.report import where_runs_went
 
-    pending, processed = inbox_dir() / PENDING_REPORTS, inbox_dir() / "processed"
     try:
-        if not pending.is_dir():
-            return 0
-        safe_inbox_folder(pending), safe_inbox_folder(processed)
-    except InboxUnsafe as exc:
-        log(f"inbox: {exc}")
+        box = Inbox.open(config.home(), create=False)
+    except (InboxUnsafe, OSError) as exc:
+        log(f"inbox: {printable(str(exc))}")
+        return 0
+    if box is None:
         return 0
     done = 0
-    for marker in sorted(pending.glob("*.json")):
+    with box:
         try:
-            doc = json.loads(marker.read_text(encoding="utf-8"))
-            report = processed / Path(doc["report"]).name
-            lines = where_runs_went([SimpleNamespace(**r) for r in doc["accepted"]], published)
-            fd = os.open(report, os.O_WRONLY | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0))
-            with os.fdopen(fd, "a", encoding="utf-8") as fh:
-                fh.write("".join(line + "\n" for line in lines))
-            marker.unlink()
-            done += 1
-        except (OSError, ValueError, TypeError, KeyError) as exc:
-            log(f"inbox: cannot complete the report of {marker.stem}: {exc}")
+            pending = box.folder(PENDING_REPORTS, create=False)
+            if pending is None:
+                return 0
+            processed = box.folder("processed")
+        except (InboxUnsafe, OSError) as exc:
+            log(f"inbox: {printable(str(exc))}")
+            return 0
+        for marker in (n for n in pending.names() if n.endswith(".json")):
+            try:
+                doc = json.loads(pending.read_text(marker))
+                lines = where_runs_went([SimpleNamespace(**r) for r in doc["accepted"]], published)
+                processed.append(Path(doc["report"]).name, "".join(printable(line) + "\n" for line in lines))
+                pending.remove(marker)
+                done += 1
+            except (OSError, ValueError, TypeError, KeyError) as exc:
+                log(f"inbox: cannot complete the report of {printable(marker[:-5])}: {printable(str(exc))}")
     return done
 
 
 def process_inbox(cursor: str | None, log=print) -> tuple[list, str, bool]:
     """Land the inbox's new files. Returns (results, new cursor, anything accepted)."""
-    from ingest.sources.runs.add import receive
-    from ingest.sources.runs.files import collect
-
     state = json.loads(cursor) if cursor else {"batches": 0, "seen": []}
     inbox = inbox_dir()
     try:
-        for folder in (inbox, inbox / "processed", inbox / "rejected"):
-            safe_inbox_folder(folder)
-    except InboxUnsafe as exc:
-        log(f"inbox: {exc}")
+        box = Inbox.open(config.home())
+    except (InboxUnsafe, OSError) as exc:
+        log(f"inbox: {printable(str(exc))}")
         return [], json.dumps(state), False
+    with box:
+        try:
+            processed, rejected_folder = box.folder("processed"), box.folder("rejected")
+        except (InboxUnsafe, OSError) as exc:
+            log(f"inbox: {printable(str(exc))}")
+            return [], json.dumps(state), False
+        return _process(processed, rejected_folder, inbox, state, log)
+
+
+def _process(processed: Folder, rejected_folder: Folder, inbox: Path, state: dict, log) -> tuple[list, str, bool]:
+    from ingest.sources.runs.add import receive
+    from ingest.sources.runs.files import collect
+
     seen = set(state["seen"])
     pending = _pending(inbox, seen)
     if not pending:
@@ -167,7 +152,7 @@ def process_inbox(cursor: str | None, log=print) -> tuple[list, str, bool]:
     items = []
     for path, _ident in pending:
         items.extend(collect([path]))
-    results = receive(items, config.home(), log=log)
+    results = receive(items, config.home(), log=lambda line: log(printable(line)))
     # an archive gives one result per member: the archive goes where its worst member went
     verdict: dict[str, list] = {}
     for r in results:
@@ -178,14 +163,14 @@ def process_inbox(cursor: str | None, log=print) -> tuple[list, str, bool]:
         rejected = [r for r in rs if r.status == "rejected"]
         try:
             if rejected or not rs:
-                target = _move(path, inbox / "rejected")
-                reasons = "\n".join(f"{r.name}: {r.reason}" for r in rejected) or "nothing to import"
+                target = _move(path, rejected_folder)
+                reasons = "\n".join(printable(f"{r.name}: {r.reason}") for r in rejected) or "nothing to import"
                 _write_reason(target, reasons + "\n")
             else:
-                target = _move(path, inbox / "processed")
+                target = _move(path, processed)
                 write_report(target, rs)
         except (OSError, InboxUnsafe) as exc:
-            log(f"inbox: cannot move {path.name}: {exc}")
+            log(f"inbox: cannot move {printable(path.name)}: {printable(str(exc))}")
         seen.add(ident)
     state["batches"] += 1
     state["seen"] = sorted(seen)[-REMEMBER:]
