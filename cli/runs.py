@@ -55,6 +55,7 @@ def cmd_keys_trust(args) -> int:
 
 
 def cmd_runs_sign(args) -> int:
+    from ingest.files import write_atomically
     from ingest.sources.runs import dsse
     from ingest.sources.runs.errors import RunRejected
     from ingest.sources.runs.files import Refused, read_capped
@@ -84,14 +85,17 @@ def cmd_runs_sign(args) -> int:
     out = Path(args.out) if args.out else src.with_name(src.stem + ".dsse.json")
     if out.exists() and not args.force:
         return _fail(f"{out} already exists (use --force to replace it)")
-    tmp = out.with_name(f".{out.name}.tmp")
-    tmp.write_text(json.dumps(envelope, indent=2) + "\n", encoding="utf-8")
-    tmp.replace(out)
+    try:
+        # a temporary beside it made with O_EXCL | O_NOFOLLOW: never written through a planted link
+        write_atomically(out, json.dumps(envelope, indent=2) + "\n")
+    except OSError as exc:
+        return _fail(f"cannot write {out}: {exc.strerror or exc}")
     print(f"wrote {out} (signed by key {envelope['signatures'][0]['keyid']})")
     return 0
 
 
 def cmd_runs_add(args) -> int:
+    from ingest.files import printable
     from ingest.sources.runs.add import add_paths, summary
     from ingest.sources.runs.errors import RunIntakeError, RunRejected
     from ingest.sources.runs.intake import validate_meta
@@ -106,14 +110,16 @@ def cmd_runs_add(args) -> int:
     missing = [p for p in args.paths if not Path(p).exists() and not Path(p).is_symlink()]
     if missing:
         # the same usage mistake as `runs sign` of a missing file: exit 2, nothing landed
-        return _fail(f"{missing[0]}: No such file or directory"
+        return _fail(f"{printable(missing[0])}: No such file or directory"
                      + (f" (and {len(missing) - 1} more missing)" if len(missing) > 1 else ""))
     try:
         validate_meta(flags, "flags")
     except RunRejected as exc:
         return _fail(exc.reason)
     try:
-        results = add_paths([Path(p) for p in args.paths], config.home(), flags, log=print)
+        # a file name's control characters are printed escaped: one line per file, never rewritten
+        results = add_paths([Path(p) for p in args.paths], config.home(), flags,
+                            log=lambda line: print(printable(line)))
     except RunIntakeError as exc:
         return _fail(str(exc), code=1)
     print(summary(results))

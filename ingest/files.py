@@ -1,12 +1,14 @@
 """Writing a file whole or not at all: the body goes to a temporary name beside it, then a rename.
 
-A crash or a full disk leaves at most a `.<name>.tmp<pid>` file (publish.verify.sweep_temporaries
+The temporary is created with O_EXCL | O_NOFOLLOW (`create_temporary`): a file or link planted
+under its name is never written through. A crash or a full disk leaves at most a `.<name>.tmp<pid>` file (publish.verify.sweep_temporaries
 removes those of dead processes), never a torn file under the final name.
 """
 from __future__ import annotations
 
 import json
 import os
+import secrets
 from pathlib import Path
 
 
@@ -24,6 +26,20 @@ def tmp_name(final: Path) -> Path:
     return final.with_name(f".{final.name}.tmp{os.getpid()}")
 
 
+def create_temporary(final: Path) -> tuple[Path, int]:
+    """A new temporary file beside `final` and its descriptor, opened for writing with O_EXCL and
+    O_NOFOLLOW: never a file that was there, never through a link planted under its name. The
+    usual name is `tmp_name(final)`; when something holds it, a random part is added (the
+    name still ends in `.tmp<pid>`, which the sweep of dead processes' temporaries knows)."""
+    tmp = tmp_name(final)
+    for _ in range(100):
+        try:
+            return tmp, os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
+        except FileExistsError:
+            tmp = final.with_name(f".{final.name}.{secrets.token_hex(4)}.tmp{os.getpid()}")
+    raise FileExistsError(f"no free temporary name beside {final}")
+
+
 def fsync_dir(folder: Path) -> None:
     fd = os.open(folder, os.O_RDONLY)
     try:
@@ -38,9 +54,9 @@ def write_atomically(final: Path, body: bytes | str, *, durable: bool = False) -
     tear it."""
     data = body.encode("utf-8") if isinstance(body, str) else body
     final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = tmp_name(final)
+    tmp, fd = create_temporary(final)
     try:
-        with open(tmp, "wb") as fh:
+        with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             if durable:
                 fh.flush()

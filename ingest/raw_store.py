@@ -50,6 +50,19 @@ def _entry(doc) -> RawEntry:
     return entry
 
 
+class ManifestError(ValueError):
+    """A raw manifest line that cannot be read; the message names the file and the line."""
+
+
+def _manifest_row(path: Path, n: int, line: str):
+    try:
+        return json.loads(line)
+    except ValueError as exc:
+        what = "not JSON" if line.endswith("}") else "cut short"
+        raise ManifestError(f"raw manifest {path} line {n} is {what} ({exc.msg} at column {exc.colno}; "
+                            "torn by a crash or a full disk?): repair or remove that line") from None
+
+
 def sha256_hex(body: bytes) -> str:
     return hashlib.sha256(body).hexdigest()
 
@@ -152,8 +165,8 @@ class RawStore:
         if parsed is None:
             lines = file_lines(path)
             docs = json_lines_at_once(lines)
-            if docs is None:  # a blank or bad line: as before, skipped or raised line by line
-                docs = [json.loads(line) for line in map(str.strip, lines) if line]
+            if docs is None:  # a blank or bad line: blank ones skipped, a bad one named
+                docs = [_manifest_row(path, n, line.strip()) for n, line in enumerate(lines, 1) if line.strip()]
             parsed = [_entry(doc) for doc in docs]
             keep(path, stamp, parsed)
         return list(parsed)

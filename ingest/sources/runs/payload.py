@@ -301,6 +301,12 @@ def validate_payload(data: bytes | str | dict, received_at: datetime | None = No
         if (row["turn_time_ms"] is not None and row["ttft_ms"] is not None
                 and row["turn_time_ms"] < row["ttft_ms"]):
             raise _reject(path, "turn_time_ms is shorter than ttft_ms", "impossible_value")
+        # a speed is tokens over time: none generated (or read) cannot have a positive rate
+        for tokens, rate in (("gen_tokens", "gen_tps"), ("prompt_tokens", "prompt_tps")):
+            count = row[tokens] if row[tokens] is not None else protocol[tokens]
+            if count == 0 and row[rate] is not None:
+                raise _reject(f"{path}.{tokens}", f"is 0 at {rate} {row[rate]:g}: no tokens cannot give a speed",
+                              "impossible_value")
         samples.append(row)
     if protocol["repetitions"] is not None and protocol["repetitions"] != len(samples):
         raise _reject("protocol.repetitions",
