@@ -142,7 +142,7 @@ def driver(home: Path, site: Path, server: MeetingServer, executor: str, *modes:
 
 def run(home: Path, site: Path, executor: str, server: MeetingServer) -> dict[str, dict]:
     """The offline run, then the live one, in one process: the live run's steps see the source URLs
-    set after the first run's steps were started (each run starts its own forkserver)."""
+    set after the first run's steps were started."""
     cmd, env = driver(home, site, server, executor)
     proc = subprocess.run(cmd, env=env, cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=800)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -233,16 +233,9 @@ def _processes_of_run(run_pid: int) -> set[int]:
     return found
 
 
-def _cmdline(pid: int) -> bytes:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return b""
-
-
 def test_killing_a_multiprocess_run_takes_its_step_processes_with_it(tmp_path):
     """SIGKILL the process running the job while both landing steps wait on the network: the steps
-    (children of the forkserver, not of the run), the forkserver and the resource tracker end."""
+    and whatever they started end."""
     import signal
     import time
 
@@ -260,8 +253,7 @@ def test_killing_a_multiprocess_run_takes_its_step_processes_with_it(tmp_path):
                 assert time.monotonic() < deadline, "the two steps never fetched"
                 time.sleep(0.1)
             children = _processes_of_run(run.pid)
-            assert len(children) >= 3, children  # two steps and their forkserver
-            assert any(b"multiprocessing.forkserver" in _cmdline(pid) for pid in children), children
+            assert len(children) >= 2, children  # the two steps
             run.send_signal(signal.SIGKILL)
             run.wait(timeout=30)
             deadline = time.monotonic() + 30
