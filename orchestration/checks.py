@@ -7,6 +7,7 @@ import dagster as dg
 
 from ingest import freshness
 from ingest.landing import QUARANTINE_SHARE_LIMIT, Lander, PayloadOutcome, volume_short
+from ingest.landing.rules import counts_for_volume
 from ingest.landing.rules import volume_rule_text
 from ingest.raw_store import RawStore
 from ingest.source import Source
@@ -35,7 +36,11 @@ def check_results(source: Source, outcomes: list[PayloadOutcome], store: RawStor
                   fetched: bool) -> list[dg.AssetCheckResult]:
     """Volume, quarantine share and freshness, one result per entity (blocking publish)."""
     results = []
-    history = [o for o in lander.outcomes(source.name) if o.status == "landed"]
+    # the snapshots the volume baseline counts (landed, or refused for their size alone), up to the
+    # latest landed one: the same baseline landing judges by (ingest/landing/rules.py)
+    history = [o for o in lander.outcomes(source.name) if counts_for_volume(o)]
+    while history and history[-1].status != "landed":
+        history.pop()
     # the verdict `status` and `sources list` give (recorded data judged as of its recording)
     fresh = freshness.verdict(source, store, lander)
     age_h = fresh.age_hours

@@ -71,3 +71,34 @@ def test_html_payload_is_shown_as_rejected_on_every_refresh(warehouse_copy):
             line = next(l for l in proc.stderr.splitlines() if "openrouter: rejected raw/openrouter/" in l)
             assert "not JSON" in line and "b'<!DOCTYPE html><html>" in line, line
     assert "Traceback" not in proc.stderr
+
+
+def test_outliers_in_most_of_the_last_five_block_only_until_normal_snapshots_outnumber_them(tmp_path):
+    # five normal snapshots (12 models), three of 2,000 (the median becomes theirs), then normal again
+    bodies = [snapshot(d) for d in range(1, 6)] + [snapshot(d, n_models=2_000) for d in (6, 7, 8)]
+    store, lander = store_with(tmp_path, bodies)
+    assert [o.status for o in lander.land_pending(OpenRouterSource())] == ["landed"] * 8
+    refusals = []
+    for day in range(9, 15):
+        store.put("openrouter", snapshot(day), url="u", fetched_at=f"2026-10-{day:02d}T06:00:00Z")
+        try:
+            lander.land_pending(OpenRouterSource())
+        except SourceFailed as exc:
+            refusals.append(day)
+            message = str(exc)
+            assert "fewer than half of the last good landings' median" in message
+            assert "BENCHWH_OPENROUTER_VOLUME_MIN_SHARE=0" in message and "\n" not in message
+    # three refused normal snapshots outnumber the outliers in the last five: the fourth lands, and
+    # every later one; nothing was blocked for good
+    assert refusals == [9, 10, 11]
+    assert [o.status for o in lander.outcomes("openrouter")][-3:] == ["landed"] * 3
+
+
+def test_a_refusal_of_another_kind_does_not_count_toward_the_baseline(tmp_path):
+    from ingest.landing.rules import counts_for_volume
+    from ingest.landing.ledger import PayloadOutcome
+
+    zero = PayloadOutcome("a", "t", "u", "failed", "payload a from u has zero valid rows", landed={"models": 0})
+    volume = PayloadOutcome("b", "t", "u", "failed", "payload b has 12 valid rows, fewer than half of ...",
+                            landed={"models": 12})
+    assert not counts_for_volume(zero) and counts_for_volume(volume)

@@ -29,7 +29,8 @@ import pandas as pd
 
 from ingest.landing.ledger import Ledger, PayloadOutcome
 from ingest.landing.parquet import distinct_values, model_column_types, parquet_columns, write_empty, write_parquet
-from ingest.landing.rules import volume_min_share, volume_rule_text, volume_short
+from ingest.landing.rules import (VOLUME_REFERENCE, VOLUME_REFUSAL_MARK, counts_for_volume, volume_min_share,
+                                  volume_override_env, volume_rule_text, volume_short)
 from ingest.landing.validate import (QUARANTINE_COLUMNS, quarantine_row, validate_pieces,
                                      validate_records, write_quarantine)
 from ingest.raw_store import RawEntry, RawStore, file_sha256, parse_iso
@@ -212,7 +213,7 @@ class Lander:
     def _landed_totals(self, source: Source) -> list[int]:
         if source.kind != "snapshot":
             return []
-        return [sum(o.landed.values()) for o in self.outcomes(source.name) if o.status == "landed"]
+        return [sum(o.landed.values()) for o in self.outcomes(source.name) if counts_for_volume(o)]
 
     def _land_prepared(self, source: Source, batch: "_Batch", state: _LandingState) -> list[PayloadOutcome]:
         """Write, quarantine and ledger a batch prepared by prepare_batch(), in order.
@@ -285,9 +286,12 @@ class Lander:
             return "landed", None
         short, reference = volume_short(source, total, state.recent)
         if short:
-            return "failed", (f"payload {outcome.sha256[:12]} has {total} valid rows, fewer than "
+            return "failed", (f"payload {outcome.sha256[:12]} has {total} {VOLUME_REFUSAL_MARK} "
                               f"{volume_rule_text(volume_min_share(source))} "
-                              f"of the last good landings' median ({reference})")
+                              f"of the last good landings' median ({reference}); if upstream really shrank, "
+                              f"set {volume_override_env(source)}=0 for a run (or a lower share), "
+                              f"or wait: refused snapshots count toward the median, so this size lands "
+                              f"once it is most of the last {VOLUME_REFERENCE}")
         return "landed", None
 
 
