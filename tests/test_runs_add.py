@@ -194,3 +194,27 @@ def test_add_flags_complete_a_tool_output_and_date_it(home, tmp_path, capsys):
     assert (row["engine_name"], row["client_api"], row["concurrency"]) == ("llama.cpp", "vllm", 1)
     assert str(row["measured_at"]) == "2025-09-20 08:00:00"
     assert row["received_at"] > row["measured_at"]
+
+
+def test_a_gpu_named_by_a_sibling_file_completes_an_output_that_names_none(home, tmp_path, capsys):
+    """An Ollama response beside the llama-server log of the same machine takes the GPU the log
+    names (`using device MTL0 (Apple M5 Max)`); two GPUs named in one folder complete nothing."""
+    real = Path(__file__).parent / "data" / "real"
+    folder = tmp_path / "m5"
+    folder.mkdir()
+    for name in ("llama-server/ours_server_log_metal.log", "ollama/ours_api_chat_cold_start.json"):
+        (folder / Path(name).name).write_bytes((real / name).read_bytes())
+    assert main(["runs", "add", "--no-publish", str(folder)]) == 0
+    out = capsys.readouterr().out
+    assert "m5/ours_api_chat_cold_start.json: accepted" in out
+    assert "(GPU 'Apple M5 Max' from m5/ours_server_log_metal.log beside it)" in out
+    runs = landed(home, "runs").set_index("file_name")
+    assert runs.loc["m5/ours_api_chat_cold_start.json", "gpu"] == "Apple M5 Max"
+
+    mixed = tmp_path / "mixed"
+    mixed.mkdir()
+    for name in ("llama-server/ours_server_log_metal.log", "llama-bench/ours_wrapper_cmd_rows.json",
+                 "ollama/attogram_generate_json_qwen2.5vl-7b.txt"):
+        (mixed / Path(name).name).write_bytes((real / name).read_bytes())
+    results = add_paths([mixed], home)
+    assert {r.name: r.check for r in results}["mixed/attogram_generate_json_qwen2.5vl-7b.txt"] == "missing_gpu"

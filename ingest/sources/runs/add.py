@@ -27,7 +27,8 @@ from ingest import config
 from ingest.landing import Lander
 from ingest.raw_store import RawStore, parse_iso, utc_iso
 from ingest.source import SourceFailed
-from ingest.sources.runs import dsse
+from ingest.measure.machine import CPU_ONLY
+from ingest.sources.runs import dsse, registry
 from ingest.sources.runs.errors import RunIntakeError, RunRejected
 from ingest.sources.runs.files import MAX_FILE_BYTES, Received, collect
 from ingest.sources.runs.intake import make_intake, parse_intake, validate_meta
@@ -48,6 +49,8 @@ class FileResult:
     path: Path | None = None
     trust: str | None = None  # signed | unverified, for accepted files
     contributor: str | None = None
+    note: str | None = None  # where a fact the file lacked came from
+
 
     def line(self) -> str:
         if self.status == "rejected":
@@ -60,7 +63,8 @@ class FileResult:
         elif self.trust == "unverified":
             trust += " (no trusted signature: kept in marts, left out of summaries and site tables)"
         return (f"{self.name}: accepted{trust}, {len(self.runs)} run{'s' if len(self.runs) != 1 else ''}, "
-                f"{self.samples} sample{'s' if self.samples != 1 else ''} landed")
+                f"{self.samples} sample{'s' if self.samples != 1 else ''} landed"
+                + (f" ({self.note})" if self.note else ""))
 
 
 class KnownRuns:
@@ -166,10 +170,12 @@ def receive(items: list[Received], home: Path | None = None, flags: dict | None 
     budget = RejectedBudget(store, lander)
     results: list[FileResult] = []
     stored: dict[str, FileResult] = {}  # raw sha256 of an accepted wrapper -> its result
+    context = folder_gpus(items, now or datetime.now(timezone.utc))
     with store.batched():  # one manifest write (and fsync) for the whole batch
         for item in items:
             received_at = now or datetime.now(timezone.utc)
-            result, raw_sha = _decide(item, flags, trusted, known, store, received_at, budget)
+            result, raw_sha = _decide(item, flags, trusted, known, store, received_at, budget,
+                                      context.get(_folder_of(item)))
             results.append(result)
             if raw_sha:
                 stored[raw_sha] = result
@@ -232,8 +238,34 @@ REJECTED_KEEP_FILE_BYTES = 256 * 1024
 REJECTED_KEEP_TOTAL_BYTES = 20 * 1000 * 1000
 
 
+def _folder_of(item: Received) -> str:
+    if item.path is not None:
+        return str(item.path.parent)
+    return item.name.rsplit("/", 1)[0] if "/" in item.name else item.name.split("!", 1)[0]
+
+
+def folder_gpus(items: list[Received], received_at: datetime) -> dict[str, tuple[str, str]]:
+    """Folder -> (GPU, file naming it) where the tool outputs received together from one folder or
+    archive name exactly one GPU (a llama-server log's device, llama-bench's gpu_info): the
+    machine a sibling output that names none (Ollama, vLLM) was made on."""
+    named: dict[str, dict[str, str]] = {}
+    for item in items:
+        if item.body is None or item.reason is not None:
+            continue
+        try:
+            text = item.body.decode("utf-8")
+            _, runs = registry.parse(text, received_at)
+        except (UnicodeDecodeError, RunRejected, ValueError):
+            continue
+        for run in runs:
+            if run.gpu and run.gpu != CPU_ONLY:
+                named.setdefault(_folder_of(item), {}).setdefault(run.gpu, item.name)
+    return {folder: next(iter(gpus.items())) for folder, gpus in named.items() if len(gpus) == 1}
+
+
 def _decide(item: Received, flags, trusted, known: KnownRuns, store: RawStore,
-            received_at: datetime, budget: "RejectedBudget | None" = None) -> tuple[FileResult, str | None]:
+            received_at: datetime, budget: "RejectedBudget | None" = None,
+            folder_gpu: tuple[str, str] | None = None) -> tuple[FileResult, str | None]:
     """The verdict on one file, and the raw sha256 of its wrapper when it was stored as new."""
     res = FileResult(item.name, "rejected", item.reason, item.check, path=item.path)
     if item.reason is not None:
@@ -245,7 +277,16 @@ def _decide(item: Received, flags, trusted, known: KnownRuns, store: RawStore,
         return res, None
     wrapper, _kind = make_intake(item.body, item.name, meta, trusted)
     try:
-        doc, runs = parse_intake(wrapper, received_at)
+        try:
+            doc, runs = parse_intake(wrapper, received_at)
+        except RunRejected as exc:
+            if exc.check not in ("missing_gpu", "missing_context") or not folder_gpu or "gpu" in meta:
+                raise
+            # the GPU a sibling file names; kept in the wrapper's meta, so a replay reads the same
+            gpu, source = folder_gpu
+            wrapper, _kind = make_intake(item.body, item.name, {**meta, "gpu": gpu}, trusted)
+            doc, runs = parse_intake(wrapper, received_at)
+            res.note = f"GPU {gpu!r} from {source} beside it"
     except RunRejected as exc:
         res.reason, res.check = exc.reason, exc.check
         if len(item.body) <= MAX_FILE_BYTES and (budget is None or budget.take(len(wrapper))):
