@@ -16,7 +16,21 @@ from pathlib import Path
 PR_SET_PDEATHSIG = 1
 
 
+def make_build_folder() -> None:
+    """dbt-duckdb opens the profile's build file but does not make its folder: make it when the
+    home is named and exists (a new home has no build/ yet)."""
+    if os.environ.get("BENCHWH_BUILD_PATH"):
+        folder = Path(os.environ["BENCHWH_BUILD_PATH"]).parent
+    elif os.environ.get("BENCHWH_HOME"):
+        folder = Path(os.environ["BENCHWH_HOME"]) / "build"
+    else:
+        return
+    if folder.parent.is_dir():
+        folder.mkdir(mode=0o750, exist_ok=True)
+
+
 def main() -> None:
+    make_build_folder()
     parent = os.environ.get("BENCHWH_PARENT_PID")
     if sys.platform.startswith("linux"):
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)

@@ -37,6 +37,7 @@ def dbt_settings(tmp_path: Path, **env_extra: str) -> dict:
     """memory_limit and preserve_insertion_order of dbt's own DuckDB connection (target build), through
     a real `dbt show` (`--quiet` still prints the table), with the environment a refresh gives dbt."""
     home = tmp_path / "home"
+    home.mkdir(parents=True)  # a new home: benchwh-dbt makes its build folder
     env = {**dbt_env(home), **env_extra}
     done = subprocess.run(
         [DBT, "show", "--inline", SHOW_SETTINGS, "--output", "json",

@@ -85,7 +85,7 @@ def test_audit_refuses_views_and_stray_schemas(warehouse_copy, monkeypatch):
     monkeypatch.setenv("BENCHWH_HOME", str(home))
     build = make_build(home, "29990101T000000000000Z-view")
     con = duckdb.connect(str(build))
-    con.execute("CREATE SCHEMA staging; CREATE VIEW staging.v AS SELECT 1 AS x")
+    con.execute("CREATE VIEW marts.v AS SELECT 1 AS x")
     con.close()
     with pytest.raises(pub.PublishError, match="views"):
         pub.publish(build, {}, lambda m: None)
