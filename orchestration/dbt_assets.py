@@ -215,8 +215,8 @@ def partial_selection_reason(selected: set[dg.AssetKey]) -> str | None:
 
 
 def refuse_partial_build(context: dg.AssetExecutionContext) -> None:
-    """A run that selects only some dbt models is refused before dbt starts, with the reason (runs
-    launched from the UI are refused earlier still, by the run coordinator: orchestration/instance.py)."""
+    """A run that selects only some dbt models (a UI launch) is refused in its dbt step before dbt
+    starts, with the reason; publish alone is refused in its own step (orchestration/publish_asset.py)."""
     reason = partial_selection_reason(set(context.selected_asset_keys))
     if reason and "dbt assets selected" in reason:
         raise dg.Failure(description=reason)

@@ -4,14 +4,12 @@ import dagster as dg
 
 from orchestration.progress import progress
 from ingest import config
-from orchestration.dbt_assets import dbt_build
+from orchestration.dbt_assets import PUBLISH_KEY, dbt_build, partial_selection_reason
 from orchestration.steps import die_with_run_process
-from orchestration.resources import build_dir, build_path
+from orchestration.resources import build_path
 from publish.inputs import sidecar
 from publish.publish import EXPORTED_SCHEMAS, PublishError, publish
 from publish.report import sources_meta
-
-PUBLISH_KEY = dg.AssetKey(["publish", "benchmarks_duckdb"])
 
 
 @dg.asset(key=PUBLISH_KEY, deps=list(dbt_build.keys), group_name="publish", kinds={"duckdb", "parquet"},
@@ -20,6 +18,11 @@ def benchmarks_duckdb(context: dg.AssetExecutionContext) -> dg.MaterializeResult
     die_with_run_process()
     run_id = context.run.run_id
     path = build_path(run_id)
+    # the run's whole selection (None: the whole job), not only this step's own asset
+    selection = context.run.asset_selection
+    refused = partial_selection_reason(set(selection)) if selection is not None else None
+    if refused:  # publish selected without the build (a UI launch)
+        raise dg.Failure(description=refused)
     if not path.exists():
         raise dg.Failure(description=(
             f"refused: this run built nothing to publish (no {path.name}): publish only follows the dbt build "
@@ -30,9 +33,6 @@ def benchmarks_duckdb(context: dg.AssetExecutionContext) -> dg.MaterializeResult
     except PublishError as exc:
         raise dg.Failure(description=f"publish refused: {exc}") from None
     finally:
-        target = build_dir() / f"{run_id}-target"
-        import shutil
-        shutil.rmtree(target, ignore_errors=True)
         sidecar(path).unlink(missing_ok=True)
     from orchestration.sensors import complete_inbox_reports
 

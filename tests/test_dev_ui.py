@@ -14,6 +14,7 @@ from pathlib import Path
 import requests
 
 from tests.helpers.pipeline import BENCHWH, benchwh_env, run_benchwh
+from publish.publish import read_version
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
@@ -60,7 +61,18 @@ query ($path: [String!]!, $check: String!) {
 LAUNCH = """mutation($p: ExecutionParams!) { launchRun(executionParams: $p) {
     __typename ... on LaunchRunSuccess { run { runId } } ... on PythonError { message } } }"""
 RUN_EVENTS = """query($id: ID!) { runOrError(runId: $id) { ... on Run { status
-    eventConnection { events { __typename ... on MessageEvent { message } } } } } }"""
+    eventConnection { events { __typename ... on MessageEvent { message }
+      ... on ExecutionStepFailureEvent { error { message } } } } } } }"""
+DONE = {"SUCCESS", "FAILURE", "CANCELED"}
+
+
+def finished_run(url: str, run_id: str, timeout: float = 180) -> dict:
+    """The run once it is over (UI launches are queued, then the daemon starts them)."""
+    deadline = time.monotonic() + timeout
+    while (run := graphql(url, RUN_EVENTS, {"id": run_id})["runOrError"])["status"] not in DONE:
+        assert time.monotonic() < deadline, f"run {run_id} still {run['status']}"
+        time.sleep(1)
+    return run
 
 
 def test_cli_refresh_shows_in_the_dev_ui_and_ctrl_c_stops_it(warehouse_copy):
@@ -92,18 +104,20 @@ def test_cli_refresh_shows_in_the_dev_ui_and_ctrl_c_stops_it(warehouse_copy):
         checks = graphql(url, CHECKS, {"path": ["landing", "openrouter", "models"], "check": "freshness"})
         assert checks["assetCheckExecutions"][0]["runId"] == run_id
 
-        # what the UI offers but cannot work is refused before it starts: failed with the reason, no step run
+        # what the UI offers but cannot work is refused in its step, before dbt or publish starts: failed with the reason
         for selection, reason in (([["marts", "fct_speed_summary"]], "refused: marts/fct_speed_summary cannot be built alone"),
                                   ([["publish", "benchmarks_duckdb"]], "refused: publish alone has nothing to publish")):
             launched = graphql(url, LAUNCH, {"p": {"mode": "default", "selector": {
                 "repositoryLocationName": "orchestration.definitions", "repositoryName": "__repository__",
                 "jobName": "__ASSET_JOB", "assetSelection": [{"path": p} for p in selection]}}})["launchRun"]
             assert launched["__typename"] == "LaunchRunSuccess", launched
-            run = graphql(url, RUN_EVENTS, {"id": launched["run"]["runId"]})["runOrError"]
+            run = finished_run(url, launched["run"]["runId"])
             assert run["status"] == "FAILURE"
-            kinds = [e["__typename"] for e in run["eventConnection"]["events"]]
-            assert "ExecutionStepStartEvent" not in kinds and "RunStartEvent" not in kinds
-            assert any(e.get("message", "").startswith(reason) for e in run["eventConnection"]["events"])
+            errors = [e["error"]["message"] for e in run["eventConnection"]["events"] if e.get("error")]
+            assert any(reason in message for message in errors), errors
+        # neither refused run built or published anything
+        assert read_version(home / "benchmarks.duckdb")["version"] == version
+        assert not (home / "build" / "building.duckdb").exists()
     finally:
         os.kill(proc.pid, signal.SIGINT)  # what Ctrl-C sends
         try:

@@ -28,7 +28,7 @@ def test_sources_new_refuses_a_name_with_trailing_newline(name, tmp_path):
 
 def test_llama_bench_gpu_info_longer_than_the_name_limit_is_refused():
     text = json.dumps([lb_record(gpu_info="X" * 10_000)])
-    with pytest.raises(RunRejected, match="gpu: longer than 500 characters"):
+    with pytest.raises(RunRejected, match="gpu_info is longer than 500 characters"):
         parse_text(text)
     run, = parse_text(json.dumps([lb_record(gpu_info="Y" * 500)]))  # the limit itself is allowed
     assert len(run.gpu) == 500

@@ -127,24 +127,27 @@ def test_sweep_removes_abandoned_temporaries_but_not_a_live_process(tmp_path, mo
 
 
 def test_build_files_of_a_live_dbt_are_not_cleaned(tmp_path, monkeypatch):
+    """While a dbt build holds the home's build lock (orchestration/dbt_assets.py), nothing in build/
+    is pulled from under it; once the lock is free, the files it left are abandoned and cleaned."""
     home = tmp_path / "warehouse"
     monkeypatch.setenv("BENCHWH_HOME", str(home))
     build = home / "build"
     build.mkdir(parents=True)
-    writer = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys; from publish.publish import home_lock\n"
+         "with home_lock('build'):\n    print('held', flush=True); sys.stdin.read()"],
+        env={**os.environ, "BENCHWH_HOME": str(home)}, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
-        (build / "live-run.duckdb").write_bytes(b"x")
-        (build / "live-run.duckdb.pid").write_text(f"{writer.pid}\n")
-        (build / "dead-run.duckdb").write_bytes(b"x")
-        (build / "dead-run.duckdb.pid").write_text("999999999\n")
-        pub.clean_abandoned_builds()
-        assert (build / "live-run.duckdb").exists()
-        assert not (build / "dead-run.duckdb").exists() and not (build / "dead-run.duckdb.pid").exists()
+        assert holder.stdout.readline().strip() == "held"
+        (build / "building.duckdb").write_bytes(b"x")
+        (build / "building.duckdb.wal").write_bytes(b"x")
+        assert pub.clean_abandoned_builds() == 0
+        assert (build / "building.duckdb").exists() and (build / "building.duckdb.wal").exists()
     finally:
-        writer.kill()
-        writer.wait()
-    pub.clean_abandoned_builds()
-    assert not (build / "live-run.duckdb").exists()
+        holder.stdin.close()
+        holder.wait(timeout=60)
+    assert pub.clean_abandoned_builds() == 2
+    assert not list(build.iterdir())
 
 
 def test_status_into_a_closed_pipe(tmp_path):

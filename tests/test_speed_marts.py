@@ -6,6 +6,9 @@ re-submission ten minutes later, messy names of the same card, and an 11-sample 
 """
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 import pytest
 
 from ingest.sources import localscore  # module import: pytest would collect test_rows / LocalScoreTestsSchema
@@ -95,7 +98,17 @@ def test_summary_median_interval_and_ranks(build):
     assert qwen == [(1, 60.0, 60.0, "min_max", 2, 2, 2)]
 
 
-def test_build_only_schemas_are_dropped(build):
-    schemas = {r[0] for r in query(build, "select distinct schema_name from duckdb_tables()")}
-    assert {"marts", "audit"} <= schemas
-    assert not schemas & {"staging", "intermediate", "derived", "seeds"}
+def test_build_only_schemas_stay_in_dbts_file_and_the_publish_copy_drops_them(build, tmp_path):
+    """dbt's own file keeps every layer (a data engineer's `dbt run -s int_x` finds its view); the
+    copy a publish finalizes keeps only the published schemas, with no view left reading landing files."""
+    from publish.publish import PUBLISHED_SCHEMAS, finalize_build
+
+    schemas_sql = "select distinct schema_name from duckdb_tables() union select distinct schema_name from duckdb_views() where not internal"
+    built = {r[0] for r in query(build, schemas_sql)}
+    assert {"marts", "audit", "staging", "intermediate"} <= built
+    copy = tmp_path / "publish-copy.duckdb"
+    shutil.copyfile(build, copy)
+    finalize_build(copy)
+    published = {r[0] for r in query(copy, schemas_sql)}
+    assert {"marts", "audit"} <= published <= set(PUBLISHED_SCHEMAS)
+    assert not Path(str(copy) + ".wal").exists()

@@ -33,11 +33,11 @@ def test_materializing_one_dbt_model_is_refused_with_the_reason(home):
 def test_publishing_without_a_build_is_refused_with_the_reason(home):
     result = materialize([PUBLISH], home)
     assert not result.success
-    assert failure_of(result).startswith("refused: this run built nothing to publish")
+    assert failure_of(result).startswith("refused: publish alone has nothing to publish")
     assert not (home / "benchmarks.duckdb").exists()
 
 
-def test_partial_selections_are_named_for_the_run_coordinator():
+def test_partial_selections_are_named():
     from orchestration.dbt_assets import dbt_build, partial_selection_reason
 
     assert partial_selection_reason({SUMMARY}).startswith("refused: marts/fct_speed_summary cannot be built alone")
