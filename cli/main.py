@@ -30,13 +30,16 @@ def cmd_refresh(args) -> int:
                      f"({type(src).__module__}); the manifest publishes them as they are")
     mode = "no fetch" if args.no_fetch else ("offline (bundled recordings)" if args.offline else "live")
     progress(f"refresh {mode} into {config.home()}" + (f" on {engine}" if engine != "duckdb" else ""))
-    result = run_refresh(offline=args.offline, sources=[] if args.no_fetch else args.source, engine=engine)
+    result = run_refresh(offline=args.offline, sources=[] if args.no_fetch else args.source, engine=engine,
+                         strict=args.strict)
     if not result.success:
         if debug() and result.traceback:
             print("Traceback of the failing step (BENCHWH_DEBUG=1):\n" + result.traceback.rstrip(), file=sys.stderr)
         print(f"benchwh: refresh failed: {result.error}{run_reference(result.run_id, result.error)}",
               file=sys.stderr)
         return 1
+    for name, failure in sorted(result.failed_sources.items()):
+        progress(f"warning: {name} failed and is stale, its last good landing was used: {failure}")
     rows = sum(v["rows"] for v in result.landed.values())
     quarantined = sum(v["quarantined"] for v in result.landed.values())
     per_source = ", ".join(f"{k} {v['rows']}" for k, v in sorted(result.landed.items()))
@@ -80,7 +83,7 @@ def cmd_rollback(args) -> int:
 
 
 def cmd_status(args) -> int:
-    from ingest.freshness import verdict
+    from ingest.freshness import last_failure, verdict
     from ingest.landing import Lander
     from ingest.raw_store import RawStore
     from ingest.source import load_sources
@@ -115,6 +118,7 @@ def cmd_status(args) -> int:
             "rows_landed": sum(sum(o.landed.values()) for o in outcomes),
             "rows_quarantined": sum(sum(o.quarantined.values()) for o in outcomes),
             "payloads_rejected": sum(1 for o in outcomes if o.status != "landed"),
+            "last_failure": last_failure(name),
         }
     report["resolution"] = resolution_report(config.published_path()) if version else None
     if args.json:
@@ -135,6 +139,8 @@ def cmd_status(args) -> int:
     for name, s in report["sources"].items():
         print(f"{name:<14}{(s['last_fetch'] or '-'):<30}{s['payloads']:>9}{s['rows_landed']:>10}{s['rows_quarantined']:>13}"
               f"  {s['freshness_line']}")
+        if s["last_failure"]:
+            print(f"{'':<14}last run FAILED at {s['last_failure']['at']}: {s['last_failure']['error']}")
     resolution = report["resolution"]
     if resolution:
         print(f"{'resolved':<14}{'runs':>9}{'hardware':>10}{'model':>9}")
@@ -159,6 +165,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="fetch nothing: land what raw/ holds, then build and publish")
     p.add_argument("--engine", metavar="NAME",
                    help="dbt engine of the build: duckdb (default) or spark (env BENCHWH_ENGINE)")
+    p.add_argument("--strict", action="store_true",
+                   help="a source that fails stops the refresh (default: the others are published, "
+                        "the failed one keeps its last good landing until its freshness error hours)")
     p.set_defaults(func=cmd_refresh)
 
     p = sub.add_parser("rollback", help="restore a published version from history/")

@@ -16,6 +16,7 @@ class RefreshResult:
     run_id: str | None = None
     seconds: float = 0.0
     landed: dict = field(default_factory=dict)  # source -> {"rows": n, "quarantined": n}
+    failed_sources: dict = field(default_factory=dict)  # source -> why its fetch or landing failed
     version: str | None = None
     tables: int = 0  # in the published file (marts, site, audit)
     exported: int = 0  # of those, written to exports/ as Parquet (marts, site)
@@ -72,7 +73,7 @@ def _all_failure_texts(result) -> list[str]:
 
 def run_refresh(offline: bool = False, sources: list[str] | None = None,
                 log: Callable[[str], None] = progress, engine: str | None = None,
-                executor: str | None = None) -> RefreshResult:
+                executor: str | None = None, strict: bool = False) -> RefreshResult:
     """Fetch (all sources, the named ones, or none when sources == []), land, build, audit, publish."""
     from orchestration.instance import ensure_dagster_home
     from publish.publish import clean_abandoned_builds, home_lock
@@ -98,7 +99,7 @@ def run_refresh(offline: bool = False, sources: list[str] | None = None,
 
         try:
             with DagsterInstance.get() as instance, \
-                    execute_refresh(instance, fetch_tags(sources, offline, engine), executor) as result:
+                    execute_refresh(instance, fetch_tags(sources, offline, engine, strict), executor) as result:
                 return _outcome(result, started)
         except Exception as exc:
             # a full disk can also fail Dagster's own event log (sqlite under DAGSTER_HOME)
@@ -141,6 +142,8 @@ def _outcome(result, started: float) -> RefreshResult:
                 agg["rows"] += int(md.get("rows_landed", 0))
                 agg["quarantined"] += int(md.get("rows_quarantined", 0))
                 agg["rejected"] = max(agg["rejected"], int(md.get("payloads_rejected", 0)))  # per source, not entity
+                if md.get("failure"):
+                    out.failed_sources[key[1]] = md["failure"]
             elif key[0] == "publish":
                 out.version = md.get("version")
                 out.unchanged = bool(md.get("unchanged"))

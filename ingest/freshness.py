@@ -7,8 +7,10 @@ it was recorded, the same in every place that says so.
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from pathlib import Path
 
 from ingest.raw_store import RawEntry, RawStore, parse_iso
 
@@ -60,3 +62,38 @@ def verdict(src, store: RawStore, lander, now: datetime | None = None) -> Freshn
             clock, as_of = parse_iso(recorded), f"recording {recorded}"
     status, age = status_for(src, entry.fetched_at if entry else None, clock)
     return Freshness(status, None if age is None else round(age, 1), entry.fetched_at if entry else None, as_of)
+
+
+# A source's last failed fetch or landing, kept in the home until it next lands (never in raw/,
+# whose every file is a payload): a failed source does not stop the others (orchestration/assets.py),
+# so `status` and the manifest say it is stale and why.
+FAILURES_FOLDER = "source-failures"
+
+
+def _failure_path(source: str) -> Path:
+    from ingest import config
+
+    return config.home() / FAILURES_FOLDER / f"{source}.json"
+
+
+def record_failure(source: str, error: str, now: datetime | None = None) -> None:
+    from ingest.files import write_atomically
+
+    from ingest.files import printable
+
+    error = printable(error)  # it may quote a server's words: printed and published as they are kept
+    at = (now or datetime.now(timezone.utc)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    write_atomically(_failure_path(source), json.dumps({"at": at, "error": error}) + "\n")
+
+
+def clear_failure(source: str) -> None:
+    _failure_path(source).unlink(missing_ok=True)
+
+
+def last_failure(source: str) -> dict | None:
+    """{"at", "error"} of the source's failure since its last landing, or None."""
+    try:
+        doc = json.loads(_failure_path(source).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return doc if isinstance(doc, dict) and {"at", "error"} <= set(doc) else None

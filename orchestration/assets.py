@@ -8,7 +8,7 @@ the latest landing of every source.
 
 import dagster as dg
 
-from ingest import config, demo
+from ingest import config, demo, freshness
 from ingest.landing import Lander, landed_values_reader
 from ingest.landing.lock import landing_lock
 from ingest.raw_store import RawStore
@@ -17,7 +17,7 @@ from ingest.source import FetchContext, Source, SourceFailed, load_sources
 from orchestration.progress import count, landing_log, progress
 from orchestration.checks import check_results, landing_check_specs, landing_key
 from orchestration.steps import die_with_run_process
-from orchestration.tags import OFFLINE_TAG, SOURCES_TAG
+from orchestration.tags import OFFLINE_TAG, SOURCES_TAG, STRICT_TAG
 
 def selected_for_fetch(tags: dict, source: Source) -> bool:
     wanted = tags.get(SOURCES_TAG, "all")
@@ -106,17 +106,29 @@ def build_landing_asset(source: Source) -> dg.AssetsDefinition:
             # a live refresh replaces demo data: its rows are never published beside live ones
             demo.drop_demo(store, config.landing_dir(), [source.name], log=progress)
         lander.ensure_layout(source)
-        stored, this_fetch = 0, []
+        stored, this_fetch, failure, outcomes = 0, [], None, []
         fetched = selected_for_fetch(tags, source)
         if fetched:
             progress(f"{source.name}: fetching{' (offline recording)' if offline else ''}")
-            this_fetch = fetch_source_entries(source, store, offline)
+            try:
+                this_fetch = fetch_source_entries(source, store, offline)
+            except SourceFailed as exc:
+                failure = str(exc)
             stored = len({e.sha256 for e in this_fetch if e.status == 200})
         try:
             with landing_lock(source.name, shared=False):  # never beside a backfill partition of it
                 outcomes = lander.land_pending(source)
         except SourceFailed as exc:
-            raise dg.Failure(description=str(exc)) from None
+            failure = failure or str(exc)
+        if failure:
+            # one source down or refused does not stop the others: the build keeps its last good
+            # landing and the freshness check says so, blocking only past the source's error hours
+            freshness.record_failure(source.name, failure)
+            if tags.get(STRICT_TAG) == "1":
+                raise dg.Failure(description=failure)
+            progress(f"{source.name}: FAILED: {failure}; the build keeps its last good landing")
+        elif fetched:
+            freshness.clear_failure(source.name)
         rows = sum(sum(o.landed.values()) for o in outcomes)
         quarantined = sum(sum(o.quarantined.values()) for o in outcomes)
         rejected_now = rejected_in_fetch(store, lander, source.name, this_fetch, outcomes)
@@ -132,9 +144,10 @@ def build_landing_asset(source: Source) -> dg.AssetsDefinition:
                     "rows_quarantined": sum(o.quarantined.get(ent.name, 0) for o in outcomes),
                     "payloads": len(outcomes),
                     "payloads_rejected": len(rejected_now),
+                    "failure": failure or "",
                 },
             )
-        yield from check_results(source, outcomes, store, lander, fetched)
+        yield from check_results(source, outcomes, store, lander, fetched, failure)
 
     return _land
 

@@ -33,8 +33,10 @@ def landing_check_specs(source: Source) -> list[dg.AssetCheckSpec]:
 
 
 def check_results(source: Source, outcomes: list[PayloadOutcome], store: RawStore, lander: Lander,
-                  fetched: bool) -> list[dg.AssetCheckResult]:
-    """Volume, quarantine share and freshness, one result per entity (blocking publish)."""
+                  fetched: bool, failure: str | None = None) -> list[dg.AssetCheckResult]:
+    """Volume, quarantine share and freshness, one result per entity (blocking publish). `failure`:
+    why this run's fetch or landing of the source failed; the source is then stale, and blocks the
+    publish only with nothing good landed before or a last good landing past its error hours."""
     results = []
     # the snapshots the volume baseline counts (landed, or refused for their size alone), up to the
     # latest landed one: the same baseline landing judges by (ingest/landing/rules.py)
@@ -69,7 +71,13 @@ def check_results(source: Source, outcomes: list[PayloadOutcome], store: RawStor
             asset_key=key, check_name="volume", passed=volume_ok,
             metadata={"landed_this_run": landed}, description=volume_desc,
         ))
-        if not source.scheduled:
+        if failure:
+            too_old = age_h is None or age_h > source.freshness_error_hours
+            severity = dg.AssetCheckSeverity.ERROR if too_old else dg.AssetCheckSeverity.WARN
+            kept = ("no good landing to fall back on" if age_h is None else
+                    f"its last good landing is kept: {fresh.line} (blocks after {source.freshness_error_hours:g} h)")
+            fresh_ok, desc = False, f"this run failed: {failure}; {kept}"
+        elif not source.scheduled:
             fresh_ok, severity, desc = True, dg.AssetCheckSeverity.WARN, "fed by files, no schedule"
         elif age_h is None and fetched and outcomes and not any(o.status == "landed" for o in outcomes):
             # this run fetched payloads and none landed, and nothing good landed before (or it was

@@ -6,13 +6,17 @@ SOURCES_TAG = "benchwh/sources"  # "all", "none" or a comma list of source names
 OFFLINE_TAG = "benchwh/offline"  # "1": replay the bundled recordings instead of the network
 SERIAL_TAG = "benchwh/serial"  # refresh runs share one value, limited to one at a time
 SERIAL_REFRESH = "refresh"
+STRICT_TAG = "benchwh/strict"  # "1": a source that fails stops the run (else the others publish)
 ENGINE_TAG = "benchwh/engine"  # "duckdb" or "spark": the dbt engine of the build (orchestration/execution.py)
 
 
-def fetch_tags(sources: list[str] | None, offline: bool, engine: str | None = None) -> dict[str, str]:
+def fetch_tags(sources: list[str] | None, offline: bool, engine: str | None = None,
+               strict: bool = False) -> dict[str, str]:
     """Tags of a refresh that fetches every source (None), none ([]) or the named ones."""
     wanted = "all" if sources is None else (",".join(sources) if sources else "none")
     tags = {SOURCES_TAG: wanted, OFFLINE_TAG: "1" if offline else "0"}
+    if strict:
+        tags[STRICT_TAG] = "1"
     if engine:
         tags[ENGINE_TAG] = engine
     return tags

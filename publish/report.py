@@ -120,7 +120,13 @@ def sources_meta() -> dict:
     stamps = (str(config.raw_dir()), tuple((name, file_stamp(store.manifest_path(name))) for name in sorted(sources)))
     if _META_KEPT[0] != stamps:
         _META_KEPT[:] = [stamps, _sources_meta(store, sources)]
-    return copy.deepcopy(_META_KEPT[1])  # the caller's own
+    meta = copy.deepcopy(_META_KEPT[1])  # the caller's own
+    from ingest.freshness import last_failure
+
+    for name in meta:
+        # a source whose last fetch or landing failed: its rows are those of its last good landing
+        meta[name]["last_failure"] = last_failure(name)
+    return meta
 
 
 def _sources_meta(store, sources) -> dict:
