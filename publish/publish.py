@@ -20,8 +20,8 @@ import duckdb
 from ingest import config
 from ingest.files import fsync_dir, write_atomically
 from publish.history import history_dir, list_history, read_version  # noqa: F401 (the module's API)
-from publish.verify import (DamagedFile, copy_verified, disk_error, fault, load_index, pid_alive, record_in_index,
-                            record_inputs, save_index)
+from publish.verify import (DamagedFile, copy_verified, disk_error, fault, load_index, mark_published, pid_alive,
+                            record_in_index, record_inputs, save_index, was_published)
 
 PUBLISHED_SCHEMAS = ("marts", "site", "audit")
 DBT_TARGET = "dbt-target"  # build/dbt-target: dbt's target folder of the home's builds
@@ -143,6 +143,7 @@ def publish(build_file: Path, sources_meta: dict, log: Callable[[str], None], if
         fault("publish-before-replace")
         os.replace(build_file, published)
         fsync_dir(published.parent)
+        mark_published(new["version"])
         write_exports(published, inventory, new, sources_meta, changes)
     exported = sum(1 for t in inventory if t.split(".")[0] in EXPORTED_SCHEMAS)
     log(f"published {new['version']}: {len(inventory)} tables in the file, {exported} exported as Parquet")
@@ -234,7 +235,9 @@ def rollback(version: str | None, sources_meta: dict, log: Callable[[str], None]
     Each candidate is checked against its recorded sha256 and read in full before it replaces
     anything; a damaged published file (one that does not open) does not stop a rollback.
     """
-    available = list_history()
+    index = load_index()
+    # a copy kept by a publish killed before its replace was never published: never restored
+    available = [v for v in list_history() if was_published(v, index)]
     if not available:
         raise PublishError("no published versions in history/ to roll back to")
     current = read_version(config.published_path())
@@ -245,11 +248,13 @@ def rollback(version: str | None, sources_meta: dict, log: Callable[[str], None]
         candidates = [v for v in available if current is None or v < current["version"]]
         if not candidates:
             raise PublishError("no version older than the published one in history/")
+    elif version in list_history() and version not in available:
+        raise PublishError(f"version {version} was never published (its publish was interrupted before the "
+                           f"replace); available: {', '.join(available)}")
     elif version not in available:
         raise PublishError(f"unknown version {version}; available: {', '.join(available)}")
     else:
         candidates = [version]
-    index = load_index()
     with home_lock("publish", log):
         problems = []
         for candidate in reversed(candidates):

@@ -76,12 +76,26 @@ def save_index(versions: dict[str, dict]) -> None:
 
 def record_in_index(version: str, sha256: str, size: int, tables: int, inputs: str | None = None) -> None:
     versions = load_index()
-    versions[version] = {"sha256": sha256, "bytes": size, "tables": tables}
+    # marked published only once it has replaced the published file (mark_published): a publish
+    # killed before that leaves a copy rollback never chooses
+    versions[version] = {"sha256": sha256, "bytes": size, "tables": tables, "published": False}
     if inputs:
         versions[version]["inputs"] = inputs  # publish/inputs.py: what this version was built from
     keep = {p.stem for p in (config.home() / "history").glob("*.duckdb")} | {version}
     versions = {v: e for v, e in versions.items() if v in keep}
     save_index(versions)
+
+
+def mark_published(version: str) -> None:
+    versions = load_index()
+    if version in versions and versions[version].get("published") is not True:
+        versions[version]["published"] = True
+        save_index(versions)
+
+
+def was_published(version: str, index: dict) -> bool:
+    """A history version that became the published file (entries older than the marker count)."""
+    return index.get(version, {}).get("published", True) is not False
 
 
 def record_inputs(version: str, inputs: str) -> None:

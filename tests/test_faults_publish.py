@@ -51,6 +51,32 @@ def test_sigkill_during_history_copy_leaves_no_torn_history_file(warehouse_copy,
     assert files_outside(home) == outside
 
 
+def test_a_publish_killed_before_its_replace_is_never_rolled_back_to(warehouse_copy, monkeypatch):
+    """Issue 53 item 6: the history copy of a publish killed just before the replace was never
+    published; after the next publish, `rollback` skips it (and names it when asked for it) and
+    restores the version published before."""
+    home = warehouse_copy
+    monkeypatch.setenv("BENCHWH_HOME", str(home))
+    current = pub.read_version(home / "benchmarks.duckdb")["version"]
+    killed = "29990101T000000000000Z-killed"
+    build = make_build(home, killed)
+    proc = subprocess.run([sys.executable, "-c", PUBLISH_WITH_FAULT, str(build)], capture_output=True, text=True,
+                          env=benchwh_env(home, BENCHWH_FAULT="publish-before-replace"), timeout=120)
+    assert proc.returncode == -9, proc.stderr[-2000:]
+    assert pub.read_version(home / "benchmarks.duckdb")["version"] == current
+    assert (home / "history" / f"{killed}.duckdb").exists() and _index(home)[killed]["published"] is False
+    assert _index(home)[current].get("published", True) is not False  # what it is published stays so
+    # the next publish succeeds: rolling it back restores what was published before it, not the
+    # killed copy between them (which holds the same rows, so it would undo nothing)
+    after = "29990102T000000000000Z-after"
+    pub.publish(make_build(home, after), {}, lambda m: None, if_changed=False)
+    asked = run_benchwh(home, "rollback", killed)
+    assert asked.returncode == 2 and "was never published" in asked.stderr, asked.stderr
+    proc = run_benchwh(home, "rollback")
+    assert proc.returncode == 0, proc.stderr
+    assert f"published version is now {current}" in proc.stdout
+
+
 def _garble_header(path):
     with open(path, "r+b") as fh:
         fh.seek(0)
