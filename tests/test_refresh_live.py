@@ -49,8 +49,13 @@ def test_live_refresh_is_polite_and_conditional(tmp_path):
 
         published = file_sha256(home / "benchmarks.duckdb")
         env["BENCHWH_GRID_URL"] = srv.url + "/private/grid.csv"
+        # robots.txt disallows the new path: under --strict the refresh fails, else the grid keeps
+        # its last good landing, named stale, and nothing new is published
+        strict = run_benchwh(home, "refresh", "--source", "grid", "--strict", **env)
+        assert strict.returncode != 0
+        assert "robots.txt" in strict.stderr.strip().splitlines()[-1]
         third = run_benchwh(home, "refresh", "--source", "grid", **env)
-        assert third.returncode != 0
-        assert "robots.txt" in third.stderr
+        assert third.returncode == 0, third.stderr[-3000:]
+        assert "warning: grid failed" in third.stderr and "robots.txt" in third.stderr
         assert not any(p.startswith("/private") for p in srv.paths())
         assert file_sha256(home / "benchmarks.duckdb") == published

@@ -28,7 +28,7 @@ from ingest.landing import Lander
 from ingest.raw_store import RawStore, parse_iso, utc_iso
 from ingest.source import SourceFailed
 from ingest.measure.machine import CPU_ONLY
-from ingest.sources.runs import dsse, registry
+from ingest.sources.runs import dsse
 from ingest.sources.runs.errors import RunIntakeError, RunRejected
 from ingest.sources.runs.files import MAX_FILE_BYTES, Received, collect
 from ingest.sources.runs.intake import make_intake, parse_intake, validate_meta
@@ -170,7 +170,7 @@ def receive(items: list[Received], home: Path | None = None, flags: dict | None 
     budget = RejectedBudget(store, lander)
     results: list[FileResult] = []
     stored: dict[str, FileResult] = {}  # raw sha256 of an accepted wrapper -> its result
-    context = folder_gpus(items, now or datetime.now(timezone.utc))
+    context = folder_gpus(items, now or datetime.now(timezone.utc), flags, trusted)
     with store.batched():  # one manifest write (and fsync) for the whole batch
         for item in items:
             received_at = now or datetime.now(timezone.utc)
@@ -244,18 +244,21 @@ def _folder_of(item: Received) -> str:
     return item.name.rsplit("/", 1)[0] if "/" in item.name else item.name.split("!", 1)[0]
 
 
-def folder_gpus(items: list[Received], received_at: datetime) -> dict[str, tuple[str, str]]:
+def folder_gpus(items: list[Received], received_at: datetime, flags: dict | None = None,
+                trusted=()) -> dict[str, tuple[str, str]]:
     """Folder -> (GPU, file naming it) where the tool outputs received together from one folder or
     archive name exactly one GPU (a llama-server log's device, llama-bench's gpu_info): the
-    machine a sibling output that names none (Ollama, vLLM) was made on."""
+    machine a sibling output that names none (Ollama, vLLM) was made on. Only a file that is
+    accepted itself (its sidecar, flags and runs as `_decide` reads them) vouches for a GPU."""
     named: dict[str, dict[str, str]] = {}
     for item in items:
         if item.body is None or item.reason is not None:
             continue
         try:
-            text = item.body.decode("utf-8")
-            _, runs = registry.parse(text, received_at)
-        except (UnicodeDecodeError, RunRejected, ValueError):
+            meta = merge_meta(item.sidecar, flags, item.name)
+            wrapper, _kind = make_intake(item.body, item.name, meta, trusted)
+            _, runs = parse_intake(wrapper, received_at)
+        except RunRejected:
             continue
         for run in runs:
             if run.gpu and run.gpu != CPU_ONLY:
