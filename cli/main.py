@@ -8,6 +8,7 @@ import sys
 from typing import NoReturn
 
 from cli.errors import UserError
+from ingest.locks import LockTimeout
 from ingest import config
 
 
@@ -218,6 +219,9 @@ def main(argv: list[str] | None = None) -> int:
     except UserError as exc:
         print(f"benchwh: {exc}", file=sys.stderr)
         return 2
+    except LockTimeout as exc:
+        print(f"benchwh: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("benchwh: interrupted", file=sys.stderr)
         return 130

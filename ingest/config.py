@@ -145,7 +145,9 @@ def check_settings() -> list[str]:
         problem = _folder_problem("DAGSTER_HOME", Path(os.environ["DAGSTER_HOME"]).expanduser().resolve())
         if problem:
             problems.append(problem)
-    for check in (max_concurrent, duckdb_memory_limit):
+    from ingest.locks import lock_wait_s
+
+    for check in (max_concurrent, duckdb_memory_limit, lock_wait_s):
         try:
             check()
         except SettingError as exc:

@@ -138,6 +138,7 @@ def process_inbox(cursor: str | None, log=print) -> tuple[list, str, bool]:
 
 
 def _process(processed: Folder, rejected_folder: Folder, inbox: Path, state: dict, log) -> tuple[list, str, bool]:
+    from ingest.locks import LockTimeout
     from ingest.sources.runs.add import receive
     from ingest.sources.runs.files import collect
 
@@ -152,7 +153,12 @@ def _process(processed: Folder, rejected_folder: Folder, inbox: Path, state: dic
     items = []
     for path, _ident in pending:
         items.extend(collect([path]))
-    results = receive(items, config.home(), log=lambda line: log(printable(line)))
+    try:
+        # a refresh holds the home: the files stay in the inbox for the next tick
+        results = receive(items, config.home(), log=lambda line: log(printable(line)), lock_wait_s=0)
+    except LockTimeout as exc:
+        log(f"inbox: {exc}; the files stay for the next tick")
+        return [], json.dumps(state), False
     # an archive gives one result per member: the archive goes where its worst member went
     verdict: dict[str, list] = {}
     for r in results:

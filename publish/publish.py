@@ -10,15 +10,15 @@ import fcntl
 import json
 import os
 import shutil
-from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable
 
 import duckdb
 
 from ingest import config
 from ingest.files import fsync_dir, write_atomically
+from ingest.locks import home_lock  # noqa: F401 (the module's API: refresh, docs and tests take it here)
 from publish.history import history_dir, list_history, read_version  # noqa: F401 (the module's API)
 from publish.verify import (DamagedFile, copy_verified, disk_error, fault, load_index, mark_published, pid_alive,
                             record_in_index, record_inputs, save_index, was_published)
@@ -36,20 +36,6 @@ class PublishError(Exception):
 
 def exports_dir() -> Path:
     return config.home() / "exports"
-
-
-@contextmanager
-def home_lock(name: str, log: Callable[[str], None] | None = None) -> Iterator[None]:
-    """An exclusive lock file in the warehouse home (serialises refreshes and publishes)."""
-    config.home().mkdir(parents=True, exist_ok=True)
-    with open(config.home() / f".{name}.lock", "w") as fh:
-        try:
-            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            if log:
-                log(f"waiting for another {name} to finish")
-            fcntl.flock(fh, fcntl.LOCK_EX)
-        yield
 
 
 def _sql_path(path: Path) -> str:

@@ -140,10 +140,31 @@ def test_refreshes_are_serialised_by_the_home_lock(tmp_path, monkeypatch):
         proc = subprocess.Popen([sys.executable, "-c", child], stdout=subprocess.PIPE, text=True,
                                 env={**os.environ, "BENCHWH_HOME": str(tmp_path)})
         first = proc.stdout.readline().strip()
-        assert first == "waiting for another refresh to finish"
+        # the waiter names the holder: this process, and when it took the lock
+        assert first.startswith(f"waiting for another refresh to finish (pid {os.getpid()} since "), first
         time.sleep(0.5)
         assert proc.poll() is None  # still blocked while we hold the lock
         released = time.monotonic()
     out, _ = proc.communicate(timeout=30)
     acquired_at = float(out.split()[-1])
     assert acquired_at >= released
+
+
+def test_a_waiter_gives_up_naming_the_holder(tmp_path, monkeypatch):
+    """Issue 53 item 2: a refresh never waits for good; `runs add` takes the same lock, so it waits
+    for a refresh (and gives up the same way) instead of landing beside it."""
+    home = tmp_path / "warehouse"
+    monkeypatch.setenv("BENCHWH_HOME", str(home))
+    run_file = tmp_path / "run.json"
+    run_file.write_text("[]")
+    with pub.home_lock("refresh"):
+        proc = run_benchwh(home, "refresh", "--no-fetch", BENCHWH_LOCK_WAIT_S="1")
+        assert proc.returncode == 1, proc.stderr
+        last = proc.stderr.strip().splitlines()[-1]
+        assert last.startswith(f"benchwh: another refresh holds .refresh.lock (pid {os.getpid()} since "), last
+        assert "gave up after 1 s (BENCHWH_LOCK_WAIT_S)" in last
+        added = run_benchwh(home, "runs", "add", "--no-publish", str(run_file), BENCHWH_LOCK_WAIT_S="1")
+        assert added.returncode == 1 and "another refresh holds .refresh.lock" in added.stderr, added.stderr
+        assert not (home / "raw" / "runs").exists()  # nothing landed beside the holder
+    bad = run_benchwh(home, "status", BENCHWH_LOCK_WAIT_S="soon")
+    assert bad.returncode == 2 and "BENCHWH_LOCK_WAIT_S='soon'" in bad.stderr

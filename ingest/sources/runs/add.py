@@ -25,6 +25,7 @@ import duckdb
 
 from ingest import config
 from ingest.landing import Lander
+from ingest.locks import home_lock
 from ingest.raw_store import RawStore, parse_iso, utc_iso
 from ingest.source import SourceFailed
 from ingest.measure.machine import CPU_ONLY
@@ -151,13 +152,22 @@ def merge_meta(sidecar: bytes | None, flags: dict | None, name: str) -> dict:
 
 
 def receive(items: list[Received], home: Path | None = None, flags: dict | None = None,
-            now: datetime | None = None, log: Callable[[str], None] | None = None) -> list[FileResult]:
+            now: datetime | None = None, log: Callable[[str], None] | None = None,
+            lock_wait_s: float | None = None) -> list[FileResult]:
     """Decide, store and land a batch of received files. Returns one result per file.
 
-    `home` is the warehouse home (default config.home()). Raises RunIntakeError when the
-    trusted keys cannot be read (nothing is received then).
+    `home` is the warehouse home (default config.home()). Lands under the home's refresh lock, so
+    a refresh never builds half a batch (waits at most `lock_wait_s`, default BENCHWH_LOCK_WAIT_S,
+    then raises LockTimeout). Raises RunIntakeError when the trusted keys cannot be read
+    (nothing is received then).
     """
     home = Path(home) if home is not None else config.home()
+    with home_lock("refresh", log, wait_s=lock_wait_s, home=home):
+        return _receive(items, home, flags, now, log)
+
+
+def _receive(items: list[Received], home: Path, flags: dict | None, now: datetime | None,
+             log: Callable[[str], None] | None) -> list[FileResult]:
     store = RawStore(config.raw_dir(home))
     lander = Lander(config.landing_dir(home), store, log=lambda _m: None)
     source = RunsSource()
