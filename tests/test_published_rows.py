@@ -12,8 +12,11 @@ EXPECTED = Path(__file__).parent / "data" / "published_rows_offline.json"
 
 
 def test_the_offline_snapshot_publishes_the_same_rows(offline_warehouse):
-    expected = json.loads(EXPECTED.read_text())["tables"]
-    published = table_hashes(offline_warehouse / "benchmarks.duckdb")
+    doc = json.loads(EXPECTED.read_text())
+    expected = doc["tables"]
+    # columns added since (the configuration grain, issue 52) are left out: every other value of
+    # every row still compares with the hashes written before
+    published = table_hashes(offline_warehouse / "benchmarks.duckdb", without=doc["added_columns"])
     assert sorted(published) == sorted(expected)
     changed = {t: (expected[t], published[t]) for t in expected if published[t] != expected[t]}
     assert changed == {}

@@ -12,7 +12,10 @@ import duckdb
 PER_BUILD = {"audit.build_info"}
 
 
-def table_hashes(path: Path) -> dict[str, dict]:
+def table_hashes(path: Path, without: dict[str, list[str]] | None = None) -> dict[str, dict]:
+    """`without`: columns left out of a table's hash (columns added since the hashes were
+    written), the others hashed in table order, so the rest of each row still compares."""
+    without = without or {}
     con = duckdb.connect(str(path), read_only=True)
     try:
         tables = con.execute("SELECT table_schema, table_name FROM information_schema.tables "
@@ -21,9 +24,14 @@ def table_hashes(path: Path) -> dict[str, dict]:
         for schema, table in tables:
             if f"{schema}.{table}" in PER_BUILD:
                 continue
+            left_out = set(without.get(f"{schema}.{table}", ()))
+            columns = [c for (c,) in con.execute(
+                "SELECT column_name FROM information_schema.columns WHERE table_schema = ? AND table_name = ? "
+                "ORDER BY ordinal_position", [schema, table]).fetchall() if c not in left_out]
+            kept = ", ".join(f'"{c}"' for c in columns)
             digest, rows = con.execute(
                 f'SELECT md5(string_agg(h, \'|\' ORDER BY h)), count(*) FROM '
-                f'(SELECT md5(CAST(t AS VARCHAR)) AS h FROM "{schema}"."{table}" AS t)').fetchone()
+                f'(SELECT md5(CAST(t AS VARCHAR)) AS h FROM (SELECT {kept} FROM "{schema}"."{table}") AS t)').fetchone()
             out[f"{schema}.{table}"] = {"rows": rows, "md5": digest}
         return out
     finally:

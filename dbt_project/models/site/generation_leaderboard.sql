@@ -2,7 +2,9 @@
 -- generation speed, its 95% interval and its rank range "best-worst of N" (DESIGN §7, computed in
 -- marts.fct_speed_summary from signed and source rows), with prompt size and turn time (flagged
 -- when derived from TTFT and speed), the family as a page prints it and the protocol followed
--- (sampling, repetitions; reference page leaderboard-generation-1k.txt).
+-- (sampling, repetitions; reference page leaderboard-generation-1k.txt). A build measured with
+-- several configurations has a row per configuration, labelled; degraded ones (CPU fallback,
+-- partial offload) are flagged.
 with summary as (
     select * from {{ ref('fct_speed_summary') }}
     where rank_of is not null
@@ -13,6 +15,7 @@ countable as (
         hardware_id,
         build_id,
         coalesce(engine, 'unknown') as engine,
+        config_id,
         test_name as test_profile,
         n_prompt,
         n_gen,
@@ -27,6 +30,7 @@ tokens as (
         hardware_id,
         build_id,
         engine,
+        config_id,
         test_profile,
         median(n_prompt) as prompt_tokens,
         median(n_gen) as gen_tokens
@@ -41,15 +45,16 @@ sampling_ranked as (
         hardware_id,
         build_id,
         engine,
+        config_id,
         test_profile,
         protocol_sampling,
         row_number() over (
-            partition by hardware_id, build_id, engine, test_profile
+            partition by hardware_id, build_id, engine, config_id, test_profile
             order by count(*) desc, protocol_sampling
         ) as position
     from countable
     where protocol_sampling is not null
-    group by hardware_id, build_id, engine, test_profile, protocol_sampling
+    group by hardware_id, build_id, engine, config_id, test_profile, protocol_sampling
 ),
 
 repetitions_ranked as (
@@ -57,15 +62,16 @@ repetitions_ranked as (
         hardware_id,
         build_id,
         engine,
+        config_id,
         test_profile,
         protocol_repetitions,
         row_number() over (
-            partition by hardware_id, build_id, engine, test_profile
+            partition by hardware_id, build_id, engine, config_id, test_profile
             order by count(*) desc, protocol_repetitions
         ) as position
     from countable
     where protocol_repetitions is not null
-    group by hardware_id, build_id, engine, test_profile, protocol_repetitions
+    group by hardware_id, build_id, engine, config_id, test_profile, protocol_repetitions
 )
 
 select
@@ -78,6 +84,25 @@ select
     model.family_display,
     summary.quant,
     summary.engine,
+    summary.config_id,
+    -- which configuration the row is, as a page prints it
+    case
+        when summary.config_id = 'source-default' then 'fixed harness of the source'
+        when summary.config_id = 'unreported' then 'settings not reported'
+        else concat_ws(
+                ' · ',
+                nullif(concat_ws(' ', config.engine, config.engine_version), ''),
+                config.backend,
+                case config.offload
+                    when 'full' then 'full offload' when 'partial' then 'partial offload' when 'none' then 'CPU'
+                end,
+                case config.flash_attn when 'on' then 'flash attention' end,
+                case when config.n_ubatch is not null then 'ubatch ' || cast(config.n_ubatch as string) end,
+                case when config.type_k is not null and config.type_k != 'f16' then 'KV ' || config.type_k end,
+                case when config.concurrency is not null then cast(config.concurrency as string) || ' concurrent' end
+            )
+    end as config_label,
+    coalesce(config.is_cpu_fallback or config.is_partial_offload, false) as is_degraded_config,
     summary.build_id,
     summary.gen_tps_median,
     summary.gen_tps_ci_low,
@@ -103,20 +128,24 @@ select
 from summary
 left join {{ ref('dim_hardware') }} as hardware on hardware.hardware_id = summary.hardware_id
 left join {{ ref('dim_model') }} as model on model.model_id = summary.model_id
+left join {{ ref('dim_run_config') }} as config on config.config_id = summary.config_id
 left join tokens
     on tokens.hardware_id = summary.hardware_id
     and tokens.build_id = summary.build_id
     and tokens.engine = summary.engine
+    and tokens.config_id = summary.config_id
     and tokens.test_profile = summary.test_profile
 left join sampling_ranked as sampling
     on sampling.hardware_id = summary.hardware_id
     and sampling.build_id = summary.build_id
     and sampling.engine = summary.engine
+    and sampling.config_id = summary.config_id
     and sampling.test_profile = summary.test_profile
     and sampling.position = 1
 left join repetitions_ranked as repetitions
     on repetitions.hardware_id = summary.hardware_id
     and repetitions.build_id = summary.build_id
     and repetitions.engine = summary.engine
+    and repetitions.config_id = summary.config_id
     and repetitions.test_profile = summary.test_profile
     and repetitions.position = 1

@@ -1,4 +1,4 @@
--- A table inside the build file (dropped with the intermediate schema): the union and nine data
+-- A table inside the build file (not published): the union and nine data
 -- tests read it, so the join and dedup windows run once, not ten times.
 {{ config(materialized="table") }}
 
@@ -69,6 +69,9 @@ joined as (
         runs.contributor,
         runs.protocol_sampling,
         runs.protocol_repetitions,
+        runs.config_id,
+        runs.is_cpu_fallback,
+        runs.is_partial_offload,
         runs.landed_from_fetched_at,
         runs.raw_sha256
     from runs
@@ -144,7 +147,10 @@ final as (
         case when trust = 'signed' then keyid end as keyid,
         case when trust = 'signed' then contributor end as contributor,
         protocol_sampling,
-        protocol_repetitions
+        protocol_repetitions,
+        config_id,
+        is_cpu_fallback,
+        is_partial_offload
     from flagged
 )
 

@@ -103,5 +103,9 @@ select
     cast(null as string) as keyid,
     cast(null as string) as contributor,
     cast(null as string) as protocol_sampling,
-    cast(null as integer) as protocol_repetitions
+    cast(null as integer) as protocol_repetitions,
+    -- LocalScore runs its own fixed harness and reports no settings: one configuration of its own
+    'source-default' as config_id,
+    false as is_cpu_fallback,
+    false as is_partial_offload
 from joined

@@ -11,7 +11,8 @@
     'is_turn_time_derived', 'power_w', 'energy_j', 'power_method', 'peak_memory_bytes',
     'country', 'measured_at', 'trust', 'is_countable', 'is_duplicate',
     'model_repo', 'model_file_size_bytes', 'model_sha256', 'gpu_count', 'cpu_name', 'ram_gb', 'os',
-    'keyid', 'contributor', 'protocol_sampling', 'protocol_repetitions'] %}
+    'keyid', 'contributor', 'protocol_sampling', 'protocol_repetitions',
+    'config_id', 'is_cpu_fallback', 'is_partial_offload'] %}
 {%- set types = {
     'source': 'string', 'source_run_id': 'string', 'sample_index': 'integer',
     'raw_hardware_name': 'string', 'hardware_memory_gb': 'double', 'raw_model_name': 'string',
@@ -24,7 +25,8 @@
     'model_repo': 'string', 'model_file_size_bytes': 'bigint', 'model_sha256': 'string',
     'gpu_count': 'integer', 'cpu_name': 'string', 'ram_gb': 'double', 'os': 'string',
     'keyid': 'string', 'contributor': 'string', 'protocol_sampling': 'string',
-    'protocol_repetitions': 'integer'} %}
+    'protocol_repetitions': 'integer', 'config_id': 'string', 'is_cpu_fallback': 'boolean',
+    'is_partial_offload': 'boolean'} %}
 
 {% for model_name in speed_sources %}
     select

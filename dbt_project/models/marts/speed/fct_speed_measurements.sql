@@ -47,6 +47,7 @@ runs as (
         any_value(build_id) as build_id,
         any_value(engine) as engine,
         any_value(engine_version) as engine_version,
+        any_value(config_id) as config_id,
         -- fingerprint of every (test, metrics) of the run, by hashing (no number-to-text work)
         count(*) as n_samples,
         bit_xor(hash(sample_index, test_name, n_prompt, n_gen, gen_tps, prompt_tps, ttft_ms, turn_time_ms))
@@ -61,7 +62,7 @@ resubmissions as (
         source_run_id,
         coalesce(
             run_at - lag(run_at) over (
-                partition by hardware_id, build_id, engine, engine_version, n_samples, metrics_fingerprint
+                partition by hardware_id, build_id, engine, engine_version, config_id, n_samples, metrics_fingerprint
                 order by run_at, source, source_run_id
             ) <= interval 30 minute,
             false
@@ -80,6 +81,9 @@ select
     s.quant,
     s.engine,
     s.engine_version,
+    s.config_id,
+    s.is_cpu_fallback,
+    s.is_partial_offload,
     s.test_name,
     s.n_prompt,
     s.n_gen,

@@ -1,4 +1,4 @@
--- One row per (hardware, model build, engine, test profile): medians, the order-statistic 95%
+-- One row per (hardware, model build, engine, configuration, test profile): medians, the order-statistic 95%
 -- interval of the generation-speed median and the rank range within the leaderboard of one
 -- machine (hardware_id x test_profile), DESIGN §7.
 -- Only trust 'signed' and 'source' rows count (unverified tool outputs stay in
@@ -10,6 +10,8 @@ with measurements as (
         model_id,
         quant,
         coalesce(engine, 'unknown') as engine,
+        -- runs made differently never pool (null: the source's own fixed harness, e.g. LocalScore)
+        config_id,
         test_name as test_profile,
         build_id,
         source,
@@ -27,7 +29,7 @@ with measurements as (
 -- per group: the sorted generation speeds (a list), so the order statistics are list lookups
 groups as (
     select
-        hardware_id, model_id, quant, build_id, engine, test_profile,
+        hardware_id, model_id, quant, build_id, engine, config_id, test_profile,
         bool_or(is_turn_time_derived) as is_turn_time_derived,
         count(distinct source || '|' || source_run_id) as n_runs,
         count(*) as n_samples,
@@ -67,9 +69,13 @@ summary as (
 -- rank_best = 1 + #{j : lo_j > hi_i}; rank_worst = 1 + #{j != i : hi_j >= lo_i}
 ranks as (
     select
-        i.hardware_id, i.build_id, i.engine, i.test_profile,
+        i.hardware_id, i.build_id, i.engine, i.config_id, i.test_profile,
         1 + count(case when j.gen_tps_ci_low > i.gen_tps_ci_high then 1 end) as rank_best,
-        1 + count(case when not (j.build_id = i.build_id and j.engine = i.engine)
+        1 + count(case when not (
+                    j.build_id = i.build_id
+                    and j.engine = i.engine
+                    and j.config_id is not distinct from i.config_id
+                )
                 and j.gen_tps_ci_high >= i.gen_tps_ci_low then 1
         end) as rank_worst,
         count(*) as rank_of
@@ -87,6 +93,7 @@ select
     s.model_id,
     s.quant,
     s.engine,
+    s.config_id,
     s.test_profile,
     s.build_id,
     s.n_runs,
@@ -104,4 +111,9 @@ select
     r.rank_worst,
     r.rank_of
 from summary as s
-left join ranks as r using (hardware_id, build_id, engine, test_profile)
+left join ranks as r
+    on r.hardware_id = s.hardware_id
+    and r.build_id = s.build_id
+    and r.engine = s.engine
+    and r.config_id is not distinct from s.config_id
+    and r.test_profile = s.test_profile
