@@ -129,14 +129,19 @@ class SiteData:
     # --- leaderboard ---------------------------------------------------------------------------
 
     def leaderboard_rows(self, test_profile: str) -> list[dict]:
-        """site.generation_leaderboard of one profile, every machine, fastest first."""
-        return self.rows("""
+        """site.generation_leaderboard of one profile, every machine, fastest first (with the
+        configuration of each row, where the published version has it)."""
+        config = ("config_id, config_label, is_degraded_config" if self.has("generation_leaderboard", "config_label")
+                  else "NULL AS config_id, NULL AS config_label, false AS is_degraded_config")
+        return self.rows(f"""
             SELECT hardware_id, hardware_name, model_id, model_name, family, family_display, quant, engine, build_id,
+                   {config},
                    gen_tps_median, gen_tps_ci_low, gen_tps_ci_high, interval_method,
                    rank_best, rank_worst, rank_of, prompt_tokens, gen_tokens, turn_time_ms_median,
                    is_turn_time_derived, protocol_sampling, protocol_repetitions, n_runs, n_samples
             FROM site.generation_leaderboard WHERE test_profile = ?
-            ORDER BY lower(hardware_name), hardware_id, gen_tps_median DESC NULLS LAST, rank_best, build_id, engine""",
+            ORDER BY lower(hardware_name), hardware_id, gen_tps_median DESC NULLS LAST, rank_best, build_id, engine,
+                     config_id""",
                          [test_profile])
 
     # --- model page sections -------------------------------------------------------------------

@@ -149,3 +149,24 @@ def test_docs_are_written_beside_the_exports_and_the_manifest_points_to_them(war
     assert node["description"] and node["columns"]["rank_label"]["description"]
     assert node["depends_on"]["nodes"]  # lineage
     assert not (warehouse_copy / "benchmarks.duckdb.wal").exists()
+
+
+def test_leaderboard_rows_say_which_configuration_they_are(built_site, site_only):
+    """Issue 52: a leaderboard row of a run that states its settings carries its config_id and the
+    label the table gives it; LocalScore's fixed harness is not labelled row by row."""
+    con = duckdb.connect(str(site_only / "benchmarks.duckdb"), read_only=True)
+    try:
+        rows = con.execute("SELECT test_profile, build_id, config_id, config_label FROM site.generation_leaderboard "
+                           "WHERE config_id != 'source-default'").fetchall()
+        n_source_default = con.execute("SELECT count(*) FROM site.generation_leaderboard "
+                                       "WHERE config_id = 'source-default'").fetchone()[0]
+    finally:
+        con.close()
+    assert rows and n_source_default
+    pages = {p.stem: BeautifulSoup(p.read_text(), "html.parser") for p in (built_site / "leaderboards").glob("*.html")}
+    for profile, build_id, config_id, label in rows:
+        row = next(tr for page in pages.values() for tr in page.select("tr[data-config-id]")
+                   if tr["data-build-id"] == build_id and tr["data-config-id"] == config_id)
+        assert row.select_one(".config").get_text() == label
+    labelled = sum(len(page.select(".config")) for page in pages.values())
+    assert labelled == len(rows)  # none for the n_source_default LocalScore rows

@@ -41,7 +41,7 @@ measured_pairs as (
         median(gen_tps) as gen_tps_median,
         count(distinct source || '|' || source_run_id) as n_runs
     from {{ ref('fct_speed_measurements') }}
-    where is_countable and not is_duplicate and gen_tps > 0
+    where is_countable and not is_duplicate and is_preferred_config and gen_tps > 0
     group by hardware_id, build_id, coalesce(engine, 'unknown')
 ),
 

@@ -6,7 +6,8 @@
 -- performance score: what LocalScore prints, not the median of its tests).
 with measurements as (
     select * from {{ ref('fct_speed_measurements') }}
-    where is_countable and not is_duplicate and build_id is not null
+    -- one configuration per build and machine (fct_speed_measurements.is_preferred_config): medians never pool settings
+    where is_countable and not is_duplicate and is_preferred_config and build_id is not null
 ),
 
 run_averages as (

@@ -48,12 +48,31 @@ runs as (
         any_value(engine) as engine,
         any_value(engine_version) as engine_version,
         any_value(config_id) as config_id,
+        bool_or(coalesce(is_cpu_fallback, false) or coalesce(is_partial_offload, false)) as is_degraded,
+        bool_and(is_countable) as is_countable,
         -- fingerprint of every (test, metrics) of the run, by hashing (no number-to-text work)
         count(*) as n_samples,
         bit_xor(hash(sample_index, test_name, n_prompt, n_gen, gen_tps, prompt_tps, ttft_ms, turn_time_ms))
             as metrics_fingerprint
     from one_per_sample
     group by source, source_run_id
+),
+
+-- Where a build was measured on one machine with several configurations, the one a page shows by
+-- default: trusted before unverified, full offload before a CPU fallback or partial offload, then
+-- the most runs. Small: one row per run, grouped.
+preferred_configs as (
+    select
+        hardware_id,
+        build_id,
+        engine,
+        config_id,
+        row_number() over (
+            partition by hardware_id, build_id, engine
+            order by bool_or(is_countable) desc, bool_or(is_degraded), count(*) desc, config_id
+        ) = 1 as is_preferred_config
+    from runs
+    group by hardware_id, build_id, engine, config_id
 ),
 
 resubmissions as (
@@ -84,6 +103,7 @@ select
     s.config_id,
     s.is_cpu_fallback,
     s.is_partial_offload,
+    coalesce(p.is_preferred_config, true) as is_preferred_config,
     s.test_name,
     s.n_prompt,
     s.n_gen,
@@ -115,3 +135,8 @@ select
     s.protocol_repetitions
 from one_per_sample as s
 inner join resubmissions as r using (source, source_run_id)
+left join preferred_configs as p
+    on p.hardware_id is not distinct from s.hardware_id
+    and p.build_id is not distinct from s.build_id
+    and p.engine is not distinct from s.engine
+    and p.config_id is not distinct from s.config_id

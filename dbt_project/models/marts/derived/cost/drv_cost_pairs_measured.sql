@@ -3,7 +3,7 @@
 -- the latest measurement (the date the API price is looked up at). Site-grade rows only.
 with measurements as (
     select * from {{ ref('fct_speed_measurements') }}
-    where gen_tps > 0 and is_countable and not is_duplicate
+    where gen_tps > 0 and is_countable and not is_duplicate and is_preferred_config
 )
 
 select

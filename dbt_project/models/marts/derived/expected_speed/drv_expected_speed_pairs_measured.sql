@@ -3,7 +3,7 @@
 -- efficiency = measured median gen tok/s / theoretical tok/s. Site-grade rows only.
 with measurements as (
     select * from {{ ref('fct_speed_measurements') }}
-    where gen_tps > 0 and is_countable and not is_duplicate
+    where gen_tps > 0 and is_countable and not is_duplicate and is_preferred_config
 ),
 
 weights as (
