@@ -131,6 +131,23 @@ def _folder_problem(variable: str, path: Path) -> str | None:
     return None
 
 
+LOCK_WAIT_S_DEFAULT = 3600.0
+
+
+def lock_wait_s() -> float:
+    """How long a refresh waits for another (env BENCHWH_LOCK_WAIT_S, seconds; default 3600)."""
+    value = os.environ.get("BENCHWH_LOCK_WAIT_S")
+    if not value:
+        return LOCK_WAIT_S_DEFAULT
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = -1.0
+    if not seconds >= 0:
+        raise SettingError(f"BENCHWH_LOCK_WAIT_S={value!r}: expected seconds, 0 or more")
+    return seconds
+
+
 def check_settings() -> list[str]:
     """Every bad environment setting, one line each (checked before any work starts)."""
     problems = []
@@ -145,8 +162,6 @@ def check_settings() -> list[str]:
         problem = _folder_problem("DAGSTER_HOME", Path(os.environ["DAGSTER_HOME"]).expanduser().resolve())
         if problem:
             problems.append(problem)
-    from ingest.locks import lock_wait_s
-
     for check in (max_concurrent, duckdb_memory_limit, lock_wait_s):
         try:
             check()

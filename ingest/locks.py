@@ -15,25 +15,8 @@ from typing import Callable, Iterator
 
 from ingest import config
 
-DEFAULT_WAIT_S = 3600.0
-
-
 class LockTimeout(Exception):
     """Another process held the lock for longer than a waiter may wait."""
-
-
-def lock_wait_s() -> float:
-    """How long a refresh waits for another (env BENCHWH_LOCK_WAIT_S, seconds; default 3600)."""
-    value = os.environ.get("BENCHWH_LOCK_WAIT_S")
-    if not value:
-        return DEFAULT_WAIT_S
-    try:
-        seconds = float(value)
-    except ValueError:
-        seconds = -1.0
-    if not seconds >= 0:
-        raise config.SettingError(f"BENCHWH_LOCK_WAIT_S={value!r}: expected seconds, 0 or more")
-    return seconds
 
 
 def _holder(fh) -> str:
@@ -46,7 +29,7 @@ def _holder(fh) -> str:
 def home_lock(name: str, log: Callable[[str], None] | None = None,
               wait_s: float | None = None, home: Path | None = None) -> Iterator[None]:
     """Hold `<home>/.<name>.lock` (default home: config.home()). Waits at most `wait_s` (default
-    lock_wait_s()) for the holder, then raises LockTimeout naming it; wait_s=0 tries once."""
+    config.lock_wait_s()) for the holder, then raises LockTimeout naming it; wait_s=0 tries once."""
     folder = Path(home) if home is not None else config.home()
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f".{name}.lock"
@@ -56,7 +39,7 @@ def home_lock(name: str, log: Callable[[str], None] | None = None,
         try:
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            wait = lock_wait_s() if wait_s is None else wait_s
+            wait = config.lock_wait_s() if wait_s is None else wait_s
             if wait > 0 and log:
                 log(f"waiting for another {name} to finish ({_holder(fh)})")
             deadline, pause = time.monotonic() + wait, 0.05

@@ -19,7 +19,7 @@ from tests.helpers.pipeline import run_benchwh
 pytestmark = pytest.mark.slow
 
 # marts.fct_speed_summary's primary key (its dbt contract); `benchwh diff` lists keys by it
-SUMMARY_KEY = ["hardware_id", "build_id", "engine", "test_profile"]
+SUMMARY_KEY = ["hardware_id", "build_id", "engine", "config_id", "test_profile"]
 
 
 @pytest.fixture(scope="module")

@@ -24,12 +24,15 @@ unique_files as (
     having count(distinct lower(repo)) = 1
 )
 
+-- one row per key: runs that name the repository and runs whose file it lists count together
+-- ('named' wins over 'listed_file')
 select
     o.raw_model_name,
     o.model_file_name,
     coalesce(o.named_repo, f.repo) as repo,
-    case when o.named_repo is not null then 'named' else 'listed_file' end as how_named,
-    o.n_runs
+    max(case when o.named_repo is not null then 'named' else 'listed_file' end) as how_named,
+    cast(sum(o.n_runs) as bigint) as n_runs
 from observed as o
 left join unique_files as f on o.named_repo is null and f.file_name = o.model_file_name
 where coalesce(o.named_repo, f.repo) is not null
+group by o.raw_model_name, o.model_file_name, coalesce(o.named_repo, f.repo)
