@@ -82,7 +82,8 @@ ls as (
              then t.ttft_ms + 1000.0 * cast(t.n_gen as integer) / t.gen_tps end as turn_time_ms,
         r.created_at as measured_at,
         'source' as trust,
-        false as is_duplicate
+        false as is_duplicate,
+        'source-default' as config_id
     from ls_runs as r
     inner join ls_tests as t on r.run_id = t.run_id
 ),
@@ -101,7 +102,8 @@ lr_joined as (
         s.turn_time_ms as measured_turn_time_ms,
         coalesce(s.power_w, r.power_avg_watts) as power_w,
         coalesce(s.measured_at, r.created_at) as measured_at,
-        r.trust, s.test_key, r._fetched_at, r._raw_sha256
+        r.trust, s.test_key, r._fetched_at, r._raw_sha256,
+        coalesce(r.config_key, 'unreported') as config_id
     from lr_runs as r
     inner join read_parquet('{{landing}}/runs/samples/*.parquet', union_by_name = true) as s
         on s.source = r.source and s.source_run_id = r.source_run_id and s._raw_sha256 = r._raw_sha256
@@ -119,7 +121,8 @@ lr as (
         case when test_key is null then false
              else row_number() over (partition by test_key, repetition_index
                                      order by (power_w is null), _fetched_at, _raw_sha256, source_run_id) > 1
-        end as is_duplicate
+        end as is_duplicate,
+        config_id
     from lr_joined
 ),
 samples as (
@@ -277,7 +280,7 @@ one_per_sample as (
 run_prints as (
     select source, source_run_id, min(measured_at) as run_at, any_value(hardware_id) as hardware_id,
            any_value(build_id) as build_id, any_value(engine) as engine,
-           any_value(engine_version) as engine_version,
+           any_value(engine_version) as engine_version, any_value(config_id) as config_id,
            md5(string_agg(concat_ws('|', test_name, n_prompt, n_gen, gen_tps, prompt_tps, ttft_ms, turn_time_ms),
                           ';' order by sample_index)) as fingerprint
     from one_per_sample
@@ -286,12 +289,12 @@ run_prints as (
 resubmissions as (
     select source, source_run_id,
            coalesce(run_at - lag(run_at) over (
-               partition by hardware_id, build_id, engine, engine_version, fingerprint
+               partition by hardware_id, build_id, engine, engine_version, config_id, fingerprint
                order by run_at, source, source_run_id) <= interval 30 minute, false) as is_resubmission
     from run_prints
 ),
 measurements as (
-    select s.hardware_id, s.model_id, s.quant, coalesce(s.engine, 'unknown') as engine,
+    select s.hardware_id, s.model_id, s.quant, coalesce(s.engine, 'unknown') as engine, s.config_id,
            s.test_name as test_profile, s.build_id, s.source, s.source_run_id,
            s.gen_tps, s.prompt_tps, s.ttft_ms, s.turn_time_ms
     from one_per_sample as s
@@ -299,12 +302,12 @@ measurements as (
     where s.trust in ('signed', 'source') and not (s.is_duplicate or r.is_resubmission)
 ),
 ordered as (
-    select hardware_id, build_id, engine, test_profile, gen_tps,
+    select hardware_id, build_id, engine, config_id, test_profile, gen_tps,
            row_number() over w as position,
-           count(*) over (partition by hardware_id, build_id, engine, test_profile) as n
+           count(*) over (partition by hardware_id, build_id, engine, config_id, test_profile) as n
     from measurements
     where gen_tps is not null
-    window w as (partition by hardware_id, build_id, engine, test_profile order by gen_tps)
+    window w as (partition by hardware_id, build_id, engine, config_id, test_profile order by gen_tps)
 ),
 -- k of the order-statistic 95% interval of the median: largest k with P(Bin(n, 1/2) <= k-1) <= 0.025
 order_statistic_k as (
@@ -319,7 +322,7 @@ order_statistic_k as (
     group by n
 ),
 intervals as (
-    select o.hardware_id, o.build_id, o.engine, o.test_profile,
+    select o.hardware_id, o.build_id, o.engine, o.config_id, o.test_profile,
            case when any_value(k.k) is null then min(o.gen_tps)
                 else max(case when o.position = k.k then o.gen_tps end) end as gen_tps_ci_low,
            case when any_value(k.k) is null then max(o.gen_tps)
@@ -330,7 +333,7 @@ intervals as (
     group by all
 ),
 groups as (
-    select hardware_id, model_id, quant, build_id, engine, test_profile,
+    select hardware_id, model_id, quant, build_id, engine, config_id, test_profile,
            count(distinct source || '|' || source_run_id) as n_runs,
            count(*) as n_samples,
            count(gen_tps) as n_gen_samples,
@@ -344,12 +347,12 @@ groups as (
 summary as (
     select g.*, i.gen_tps_ci_low, i.gen_tps_ci_high, i.interval_method
     from groups as g
-    left join intervals as i using (hardware_id, build_id, engine, test_profile)
+    left join intervals as i using (hardware_id, build_id, engine, config_id, test_profile)
 ),
 ranks as (
-    select i.hardware_id, i.build_id, i.engine, i.test_profile,
+    select i.hardware_id, i.build_id, i.engine, i.config_id, i.test_profile,
            1 + count(case when j.gen_tps_ci_low > i.gen_tps_ci_high then 1 end) as rank_best,
-           1 + count(case when not (j.build_id = i.build_id and j.engine = i.engine)
+           1 + count(case when not (j.build_id = i.build_id and j.engine = i.engine and j.config_id = i.config_id)
                            and j.gen_tps_ci_high >= i.gen_tps_ci_low then 1 end) as rank_worst,
            count(*) as rank_of
     from summary as i
@@ -358,8 +361,8 @@ ranks as (
     where i.gen_tps_ci_low is not null
     group by all
 )
-select s.hardware_id, s.model_id, s.quant, s.engine, s.test_profile, s.build_id, s.n_runs, s.n_samples,
+select s.hardware_id, s.model_id, s.quant, s.engine, s.config_id, s.test_profile, s.build_id, s.n_runs, s.n_samples,
        s.n_gen_samples, s.gen_tps_median, s.gen_tps_ci_low, s.gen_tps_ci_high, s.interval_method,
        s.prompt_tps_median, s.ttft_ms_median, s.turn_time_ms_median, r.rank_best, r.rank_worst, r.rank_of
 from summary as s
-left join ranks as r using (hardware_id, build_id, engine, test_profile);
+left join ranks as r using (hardware_id, build_id, engine, config_id, test_profile);

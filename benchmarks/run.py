@@ -221,7 +221,7 @@ def compare_floor(pipeline_db: Path, floor_db: Path) -> dict:
     """Does the floor compute the same fct_speed_summary? (rows differing either way)"""
     import duckdb
 
-    cols = ("hardware_id, model_id, quant, engine, test_profile, build_id, n_runs, n_samples, n_gen_samples, "
+    cols = ("hardware_id, model_id, quant, engine, config_id, test_profile, build_id, n_runs, n_samples, n_gen_samples, "
             "round(gen_tps_median, 6), round(gen_tps_ci_low, 6), round(gen_tps_ci_high, 6), interval_method, "
             "round(prompt_tps_median, 6), round(ttft_ms_median, 6), round(turn_time_ms_median, 6), "
             "rank_best, rank_worst, rank_of")
