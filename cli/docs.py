@@ -11,7 +11,8 @@ from pathlib import Path
 
 from ingest import config
 from ingest.files import write_atomically
-from publish.publish import exports_dir, home_lock, read_version
+from ingest.locks import home_lock
+from publish.publish import exports_dir, read_version
 from orchestration.manifest import DBT_NO_TRACKING, DBT_PROJECT_DIR
 from orchestration.resources import dbt_executable
 

@@ -76,7 +76,8 @@ def run_refresh(offline: bool = False, sources: list[str] | None = None,
                 executor: str | None = None, strict: bool = False) -> RefreshResult:
     """Fetch (all sources, the named ones, or none when sources == []), land, build, audit, publish."""
     from orchestration.instance import ensure_dagster_home
-    from publish.publish import clean_abandoned_builds, home_lock
+    from ingest.locks import home_lock
+    from publish.publish import clean_abandoned_builds
     from publish.verify import check_published, disk_full_line, sweep_temporaries
 
     started = time.monotonic()

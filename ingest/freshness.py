@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+from ingest import config
+from ingest.files import printable, write_atomically
 from ingest.raw_store import RawEntry, RawStore, parse_iso
 
 
@@ -71,16 +73,10 @@ FAILURES_FOLDER = "source-failures"
 
 
 def _failure_path(source: str) -> Path:
-    from ingest import config
-
     return config.home() / FAILURES_FOLDER / f"{source}.json"
 
 
 def record_failure(source: str, error: str, now: datetime | None = None) -> None:
-    from ingest.files import write_atomically
-
-    from ingest.files import printable
-
     error = printable(error)  # it may quote a server's words: printed and published as they are kept
     at = (now or datetime.now(timezone.utc)).strftime("%Y-%m-%dT%H:%M:%SZ")
     write_atomically(_failure_path(source), json.dumps({"at": at, "error": error}) + "\n")

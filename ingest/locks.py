@@ -15,6 +15,7 @@ from typing import Callable, Iterator
 
 from ingest import config
 
+
 class LockTimeout(Exception):
     """Another process held the lock for longer than a waiter may wait."""
 
@@ -60,3 +61,19 @@ def home_lock(name: str, log: Callable[[str], None] | None = None,
         fh.write(f"pid {os.getpid()} since {started}\n")
         fh.flush()
         yield
+
+
+def lock_held(name: str, home: Path | None = None) -> bool:
+    """Whether another process holds `<home>/.<name>.lock` now (a probe: it never waits or writes)."""
+    path = (Path(home) if home is not None else config.home()) / f".{name}.lock"
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # closing releases a lock this probe took
+    return False

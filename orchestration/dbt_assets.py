@@ -332,7 +332,7 @@ def dbt_build(context: dg.AssetExecutionContext, dbt: DbtCliResource):
     path = build_path(context.run.run_id)
     path.parent.mkdir(parents=True, exist_ok=True)
     sidecar(path).write_text(inputs + "\n")
-    from publish.publish import home_lock
+    from ingest.locks import home_lock
 
     # one dbt at a time writes build/building.duckdb (a refresh and a UI run may overlap)
     with home_lock("build", progress):

@@ -6,7 +6,6 @@ file with os.replace. Nothing here ever opens the published file for writing.
 """
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import shutil
@@ -18,7 +17,7 @@ import duckdb
 
 from ingest import config
 from ingest.files import fsync_dir, write_atomically
-from ingest.locks import home_lock  # noqa: F401 (the module's API: refresh, docs and tests take it here)
+from ingest.locks import home_lock, lock_held
 from publish.history import history_dir, list_history, read_version  # noqa: F401 (the module's API)
 from publish.verify import (DamagedFile, copy_verified, disk_error, fault, load_index, mark_published, pid_alive,
                             record_in_index, record_inputs, save_index, was_published)
@@ -265,16 +264,7 @@ def rollback(version: str | None, sources_meta: dict, log: Callable[[str], None]
 
 def _build_running() -> bool:
     """Whether a dbt build holds the home's build lock (orchestration/dbt_assets.py)."""
-    path = config.home() / ".build.lock"
-    if not path.exists():
-        return False
-    with open(path, "a") as fh:
-        try:
-            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return True
-        fcntl.flock(fh, fcntl.LOCK_UN)
-    return False
+    return lock_held("build")
 
 
 def _spill_owner_alive(name: str) -> bool:

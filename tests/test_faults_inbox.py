@@ -186,28 +186,18 @@ def test_control_characters_in_names_are_escaped_in_log_and_reason(home):
 def test_the_inbox_waits_for_a_refresh_and_lands_after_it(home, tmp_path):
     """Issue 53 item 2: while a refresh holds the home, the sensor lands nothing (a refresh never
     builds half a batch) and never blocks its tick; the file stays and lands on the next tick."""
-    import subprocess
-    import sys
-
     from ingest.sources.runs import dsse
+    from tests.helpers.locks import lock_held_elsewhere
 
     dsse.write_private_key(tmp_path / "k.pem")
     inbox = home / "inbox"
     inbox.mkdir()
     _doc, body = signed_ten(dsse.load_private_key(tmp_path / "k.pem"))
     (inbox / "run.json").write_bytes(body)
-    holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys; from publish.publish import home_lock\n"
-         "with home_lock('refresh'):\n    print('held', flush=True); sys.stdin.read()"],
-        env={**os.environ, "BENCHWH_HOME": str(home)}, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    try:
-        assert holder.stdout.readline().strip() == "held"
+    with lock_held_elsewhere(home, "refresh"):
         result, cursor = evaluate()
         assert isinstance(result, dg.SkipReason)
         assert (inbox / "run.json").exists() and not (home / "raw" / "runs").exists()
-    finally:
-        holder.stdin.close()
-        holder.wait(timeout=60)
     result, _ = evaluate(cursor)
     assert isinstance(result, dg.RunRequest)
     assert not (inbox / "run.json").exists()

@@ -11,6 +11,7 @@ import sys
 from publish import publish as pub
 from publish import verify
 from tests.helpers.faults import files_outside
+from tests.helpers.locks import lock_held_elsewhere
 from tests.helpers.pipeline import BENCHWH, benchwh_env, file_sha256, run_benchwh
 from tests.helpers.pipeline import make_build
 
@@ -159,19 +160,11 @@ def test_build_files_of_a_live_dbt_are_not_cleaned(tmp_path, monkeypatch):
     monkeypatch.setenv("BENCHWH_HOME", str(home))
     build = home / "build"
     build.mkdir(parents=True)
-    holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys; from publish.publish import home_lock\n"
-         "with home_lock('build'):\n    print('held', flush=True); sys.stdin.read()"],
-        env={**os.environ, "BENCHWH_HOME": str(home)}, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    try:
-        assert holder.stdout.readline().strip() == "held"
+    with lock_held_elsewhere(home, "build"):
         (build / "building.duckdb").write_bytes(b"x")
         (build / "building.duckdb.wal").write_bytes(b"x")
         assert pub.clean_abandoned_builds() == 0
         assert (build / "building.duckdb").exists() and (build / "building.duckdb.wal").exists()
-    finally:
-        holder.stdin.close()
-        holder.wait(timeout=60)
     assert pub.clean_abandoned_builds() == 2
     assert not list(build.iterdir())
 

@@ -10,6 +10,7 @@ import time
 import duckdb
 import pytest
 
+from ingest.locks import home_lock
 from publish import publish as pub
 from tests.helpers.pipeline import file_sha256, make_build, run_benchwh
 
@@ -132,11 +133,11 @@ def test_refreshes_are_serialised_by_the_home_lock(tmp_path, monkeypatch):
     monkeypatch.setenv("BENCHWH_HOME", str(tmp_path))
     child = (
         "import sys, time\n"
-        "from publish.publish import home_lock\n"
+        "from ingest.locks import home_lock\n"
         "with home_lock('refresh', lambda m: print(m, flush=True)):\n"
         "    print('acquired', time.monotonic(), flush=True)\n"
     )
-    with pub.home_lock("refresh"):
+    with home_lock("refresh"):
         proc = subprocess.Popen([sys.executable, "-c", child], stdout=subprocess.PIPE, text=True,
                                 env={**os.environ, "BENCHWH_HOME": str(tmp_path)})
         first = proc.stdout.readline().strip()
@@ -157,7 +158,7 @@ def test_a_waiter_gives_up_naming_the_holder(tmp_path, monkeypatch):
     monkeypatch.setenv("BENCHWH_HOME", str(home))
     run_file = tmp_path / "run.json"
     run_file.write_text("[]")
-    with pub.home_lock("refresh"):
+    with home_lock("refresh"):
         proc = run_benchwh(home, "refresh", "--no-fetch", BENCHWH_LOCK_WAIT_S="1")
         assert proc.returncode == 1, proc.stderr
         last = proc.stderr.strip().splitlines()[-1]
