@@ -18,6 +18,7 @@ import duckdb
 from ingest import config
 from ingest.files import fsync_dir, write_atomically
 from ingest.locks import home_lock, lock_held
+from publish import release
 from publish.history import history_dir, list_history, read_version  # noqa: F401 (the module's API)
 from publish.verify import (DamagedFile, copy_verified, disk_error, fault, load_index, mark_published, pid_alive,
                             record_in_index, record_inputs, save_index, was_published)
@@ -35,10 +36,6 @@ class PublishError(Exception):
 
 def exports_dir() -> Path:
     return config.home() / "exports"
-
-
-def _sql_path(path: Path) -> str:
-    return str(path).replace("'", "''")
 
 
 def finalize_build(path: Path) -> None:
@@ -121,10 +118,15 @@ def publish(build_file: Path, sources_meta: dict, log: Callable[[str], None], if
             build_file.unlink()
             if inputs:
                 record_inputs(current["version"], inputs)
+            if (release.read_latest(exports_dir()) or {}).get("version") != current["version"]:
+                # a publish that died after its replace: its release and latest.json are finished now
+                write_exports(published, audit_build(published), current, sources_meta)
             log(f"nothing changed: no table differs from published {current['version']}; nothing published")
             return {"version": current["version"], "tables": inventory, "unchanged": True}
         _keep_in_history(build_file, new["version"], inputs)
         prune_history()
+        # the release is complete before the published file changes; latest.json names it after
+        release.write_release(build_file, exports_dir(), _exported(inventory), new, sources_meta, changes)
         fault("publish-before-replace")
         os.replace(build_file, published)
         fsync_dir(published.parent)
@@ -161,9 +163,18 @@ def prune_history(keep: int = HISTORY_KEEP) -> None:
         save_index(kept)
 
 
+def _exported(inventory: dict) -> dict:
+    exported = {t: v for t, v in inventory.items() if t.split(".")[0] in EXPORTED_SCHEMAS}
+    names = [t.split(".", 1)[1] for t in exported]
+    if len(set(names)) != len(names):
+        raise PublishError("two exported tables share a name across schemas")
+    return exported
+
+
 def write_exports(published: Path, inventory: dict, version: dict, sources_meta: dict,
                   changes: dict | None = None) -> None:
-    """Each marts/site table to exports/<table>.parquet, then exports/manifest.json last.
+    """The release of this version (publish/release.py), the flat convenience copy of its Parquet
+    files, exports/manifest.json, then exports/latest.json last.
 
     `changes` is the diff against the version this one replaced (publish/diff.py), None for
     a first publish or a rollback. A `docs` entry of the previous manifest is kept while the docs
@@ -171,20 +182,10 @@ def write_exports(published: Path, inventory: dict, version: dict, sources_meta:
     """
     out = exports_dir()
     out.mkdir(parents=True, exist_ok=True)
-    exported = {t: v for t, v in inventory.items() if t.split(".")[0] in EXPORTED_SCHEMAS}
+    exported = _exported(inventory)
     names = [t.split(".", 1)[1] for t in exported]
-    if len(set(names)) != len(names):
-        raise PublishError("two exported tables share a name across schemas")
-    con = duckdb.connect(str(published), read_only=True, config=config.duckdb_config())
-    try:
-        for table in exported:
-            name = table.split(".", 1)[1]
-            tmp = out / f".{name}.parquet.tmp"
-            schema, tbl = table.split(".", 1)
-            con.execute(f"COPY \"{schema}\".\"{tbl}\" TO '{_sql_path(tmp)}' (FORMAT parquet, COMPRESSION zstd)")
-            os.replace(tmp, out / f"{name}.parquet")
-    finally:
-        con.close()
+    folder = release.write_release(published, out, exported, version, sources_meta, changes)
+    release.link_flat_copy(folder, out, names)
     for stale in out.glob("*.parquet"):
         if stale.stem not in names:
             stale.unlink()
@@ -193,6 +194,7 @@ def write_exports(published: Path, inventory: dict, version: dict, sources_meta:
         "built_at": version["build_started_at"],
         "exported_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "code_revision": version["code_revision"],
+        "release": f"{release.RELEASES}/{version['version']}/",
         "tables": {t: {"file": f"{t.split('.', 1)[1]}.parquet", **v} for t, v in exported.items()},
         "sources": sources_meta,
         "changes": changes,
@@ -203,6 +205,8 @@ def write_exports(published: Path, inventory: dict, version: dict, sources_meta:
         manifest["docs"] = _docs_entry(out)
     # diff keys hold dates
     write_atomically(out / "manifest.json", json.dumps(manifest, indent=2, sort_keys=True, default=str))
+    release.write_latest(out, folder)
+    release.prune_releases(out)
 
 
 def _docs_entry(out: Path) -> dict:

@@ -67,6 +67,8 @@ def test_a_publish_killed_before_its_replace_is_never_rolled_back_to(warehouse_c
     assert pub.read_version(home / "benchmarks.duckdb")["version"] == current
     assert (home / "history" / f"{killed}.duckdb").exists() and _index(home)[killed]["published"] is False
     assert _index(home)[current].get("published", True) is not False  # what it is published stays so
+    # its release folder was complete before the replace, but latest.json still names what is published
+    assert json.loads((home / "exports" / "latest.json").read_text())["version"] == current
     # the next publish succeeds: rolling it back restores what was published before it, not the
     # killed copy between them (which holds the same rows, so it would undo nothing)
     after = "29990102T000000000000Z-after"
