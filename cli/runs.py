@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -107,6 +108,8 @@ def cmd_runs_add(args) -> int:
              "model": args.model, "quant": args.quant, "repo": args.repo, "protocol": args.protocol,
              "measured_at": args.measured_at, "avg_watts": args.avg_watts}
     flags = {k: v for k, v in flags.items() if v is not None}
+    if re.fullmatch(r"\d{4}-\d{2}-\d{2}", flags.get("measured_at", "")):
+        flags["measured_at"] += "T00:00:00Z"  # a date alone: that day, 00:00 UTC
     missing = [p for p in args.paths if not Path(p).exists() and not Path(p).is_symlink()]
     if missing:
         # the same usage mistake as `runs sign` of a missing file: exit 2, nothing landed
@@ -116,10 +119,29 @@ def cmd_runs_add(args) -> int:
         validate_meta(flags, "flags")
     except RunRejected as exc:
         return _fail(exc.reason)
+    key = None
+    if args.key is not None:
+        from ingest.sources.runs import dsse
+
+        key_path = Path(args.key)
+        if not key_path.exists():
+            return _fail(f"--key {printable(str(key_path))}: no such key file "
+                         "(create one with `benchwh keys generate`)")
+        try:
+            key = dsse.load_private_key(key_path)
+        except ValueError as exc:
+            return _fail(f"--key {exc}")
+        except OSError as exc:
+            return _fail(f"--key {printable(str(key_path))}: cannot read it ({exc.strerror or exc})")
     try:
         # a file name's control characters are printed escaped: one line per file, never rewritten
-        results = add_paths([Path(p) for p in args.paths], config.home(), flags,
-                            log=lambda line: print(printable(line)))
+        log = lambda line: print(printable(line))  # noqa: E731
+        if key is not None:
+            from ingest.sources.runs.add import vouch_paths
+
+            results = vouch_paths([Path(p) for p in args.paths], key, config.home(), flags, log=log)
+        else:
+            results = add_paths([Path(p) for p in args.paths], config.home(), flags, log=log)
     except RunIntakeError as exc:
         return _fail(str(exc), code=1)
     print(summary(results))
@@ -178,9 +200,16 @@ def register(subparsers) -> None:
         description="Prints one line per file (accepted, duplicate or rejected: reason) and a summary; "
                     "exits 1 if anything was rejected. What a tool output lacks comes from a sidecar "
                     "<file>.meta.json or these flags (flags win). A GPU name is required, except for a "
-                    "run the file shows on the CPU; a file lacking it is rejected with the flags that complete it.")
+                    "run the file shows on the CPU; a file lacking it is rejected with the flags that complete it. "
+                    "With --key, each tool output is vouched for: its parsed runs become benchwh.run/1 payloads "
+                    "(naming the file by the sha256 of its bytes) signed with KEY in DSSE envelopes, and those "
+                    "signed run files are what is stored in $BENCHWH_HOME/raw/runs/ and landed: trust `signed` "
+                    "when KEY's public key is in trusted_keys.json, else `unverified`.")
     p.add_argument("paths", nargs="+", metavar="PATH")
     p.add_argument("--no-publish", action="store_true", help="only land; do not rebuild and publish")
+    p.add_argument("--key", metavar="KEY",
+                   help="vouch for the tool outputs: sign their parsed runs with this Ed25519 private key "
+                        "(the PEM `benchwh keys generate` wrote) and land the signed run files")
     g = p.add_argument_group("machine and model facts for tool outputs")
     g.add_argument("--gpu", help="GPU name, e.g. 'NVIDIA GeForce RTX 4090'")
     g.add_argument("--gpu-count", type=int)
@@ -198,7 +227,8 @@ def register(subparsers) -> None:
     g.add_argument("--repo", help="Hugging Face repo of the model")
     g.add_argument("--protocol", help="name for the test profile")
     g.add_argument("--measured-at", "--created-at", dest="measured_at",
-                   help="RFC 3339 UTC time the run was made, for an output that does not say "
+                   help="RFC 3339 UTC time the run was made (e.g. 2025-02-14T09:30:00Z), for an output "
+                        "that does not say "
                         "(otherwise measured_at stays empty: the time of adding is not the measurement's)")
     g.add_argument("--avg-watts", type=float, help="average power draw measured during the run")
     p.set_defaults(func=cmd_runs_add)

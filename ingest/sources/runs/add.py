@@ -313,7 +313,8 @@ def _decide(item: Received, flags, trusted, known: KnownRuns, store: RawStore,
         seen = known.run_files.get((run.source, run.source_run_id))
         if seen is None:
             new_runs.append(run)
-        elif run.source == "runfile":
+        elif run.source == "runfile" and run.source_file is None:
+            # (a vouched tool output signed again names the same submission: a duplicate)
             res.reason, res.check = (f"replay: submission_id {run.submission_id} was already added "
                                      "with other bytes"), "replay"
             return res, None
@@ -336,6 +337,51 @@ def _decide(item: Received, flags, trusted, known: KnownRuns, store: RawStore,
 def add_paths(paths: list[Path], home: Path | None = None, flags: dict | None = None,
               log: Callable[[str], None] | None = None) -> list[FileResult]:
     return receive(list(collect([Path(p) for p in paths])), home, flags, log=log)
+
+
+def vouch_paths(paths: list[Path], key, home: Path | None = None, flags: dict | None = None,
+                log: Callable[[str], None] | None = None, now: datetime | None = None) -> list[FileResult]:
+    """`benchwh runs add PATH... --key KEY`: sign each tool output's runs (vouch.py) and land the
+    signed run files, exactly as `runs add` lands any run file. The envelopes are what is stored
+    in raw/runs/ (the tool output itself is named in them by its sha256); a file that cannot be
+    parsed is rejected with the reason `runs add` gives, and nothing of it is signed or stored."""
+    from ingest.sources.runs.vouch import vouch
+
+    items = list(collect([Path(p) for p in paths]))
+    signed_at = now or datetime.now(timezone.utc)
+    context = folder_gpus(items, signed_at, flags)
+    results: list[FileResult | None] = []
+    envelopes: list[Received] = []
+    slots: list[int] = []
+    for item in items:
+        if item.reason is not None or item.body is None:
+            results.append(FileResult(item.name, "rejected", item.reason, item.check, path=item.path))
+            continue
+        try:
+            meta = merge_meta(item.sidecar, flags, item.name)
+            try:
+                signed = vouch(item.body, item.name, meta, key, signed_at)
+            except RunRejected as exc:
+                folder_gpu = context.get(_folder_of(item))
+                if exc.check not in ("missing_gpu", "missing_context") or not folder_gpu or "gpu" in meta:
+                    raise
+                signed = vouch(item.body, item.name, {**meta, "gpu": folder_gpu[0]}, key, signed_at)
+        except RunRejected as exc:
+            results.append(FileResult(item.name, "rejected", exc.reason, exc.check, path=item.path))
+            continue
+        for i, envelope in enumerate(signed):
+            name = item.name if len(signed) == 1 else f"{item.name} (run {i + 1} of {len(signed)})"
+            envelopes.append(Received(name, envelope))
+            slots.append(len(results))
+            results.append(None)
+    if log:
+        for result in results:
+            if result is not None:
+                log(result.line())
+    if envelopes:
+        for slot, result in zip(slots, receive(envelopes, home, None, now=now, log=log)):
+            results[slot] = result
+    return [r for r in results if r is not None]
 
 
 def summary(results: list[FileResult]) -> str:

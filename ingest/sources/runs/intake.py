@@ -205,8 +205,20 @@ def _runfile(body: bytes, doc: dict, received_at: datetime) -> ParsedRun:
         trust=verified.trust, keyid=verified.keyid, contributor=verified.contributor,
         context_recall=p["context_recall"], capabilities=p["capabilities"],
     )
-    run.measured_at = run.created_at  # a run file's created_at is when benchwh bench ran it
+    run.model_params = md["params"]
+    vouched = p["source_file"] is not None
+    if vouched:
+        run.protocol_repetitions = pr["repetitions"]
+    # a run file's created_at is when benchwh bench ran it; a vouched tool output's is when it was
+    # signed, so its measurement time is only what the tool output said (else null)
+    run.measured_at = p["measured_at"] if vouched else run.created_at
     run.config.backend = e["backend"]
+    if p["config"]:
+        for name, value in p["config"].items():
+            setattr(run.config, name, value)
+    run.extra_fields = p["extra_fields"]
+    if vouched:
+        run.source_file = p["source_file"]
     if p["context_recall_stopped"]:
         run.recall_stop_reason = p["context_recall_stopped"]["reason"]
         run.recall_stop_at_tokens = p["context_recall_stopped"]["at_tokens"]
@@ -217,11 +229,23 @@ def _runfile(body: bytes, doc: dict, received_at: datetime) -> ParsedRun:
     if p["memory"]:
         run.memory_peak_bytes = p["memory"]["peak_bytes"]
     for i, s in enumerate(p["samples"]):
-        run.samples.append(Sample(
+        sample = Sample(
             test_name=pr["name"], test_index=0, sample_index=i,
             n_prompt=s["prompt_tokens"] if s["prompt_tokens"] is not None else pr["prompt_tokens"],
             n_gen=s["gen_tokens"] if s["gen_tokens"] is not None else pr["gen_tokens"],
             ttft_ms=s["ttft_ms"], prompt_tps=s["prompt_tps"], gen_tps=s["gen_tps"],
             turn_time_ms=s["turn_time_ms"], measured_at=run.created_at,
-        ))
+        )
+        if vouched:
+            # what the tool output's parser read, as signed (vouch.py); its time or none
+            sample.measured_at = None
+            for name in VOUCHED_SAMPLE_FIELDS:
+                if name in s:
+                    setattr(sample, name, s[name])
+        run.samples.append(sample)
     return run
+
+
+VOUCHED_SAMPLE_FIELDS = ("test_name", "test_index", "sample_index", "n_depth", "measured_at", "is_test_mean",
+                         "power_w", "energy_j", "peak_memory_bytes", "test_key", "load_duration_ms",
+                         "is_turn_time_derived", "throughput_tps")

@@ -98,6 +98,8 @@ class ParsedRun:
     config: "RunConfig" = field(default_factory=lambda: RunConfig())
     # fields of the tool's output that no parser maps yet, kept as JSON text (never fatal)
     extra_fields: str | None = None
+    # a vouched tool output (vouch.py): {name, sha256 of its bytes, kind, source, source_run_id}
+    source_file: dict | None = None
 
 
 # How a run was made: two runs that differ here are never pooled (DESIGN §5, dim_run_config).

@@ -187,13 +187,27 @@ def check_not_future(ts: datetime, received_at: datetime | None, field: str) -> 
 
 # ---- the payload -------------------------------------------------------------------------
 TOP = {"schema", "submission_id", "created_at", "machine", "engine", "model", "protocol", "samples",
-       "power", "memory", "context_recall", "context_recall_stopped", "capabilities"}
+       "power", "memory", "context_recall", "context_recall_stopped", "capabilities",
+       # a vouched tool output (`benchwh runs add FILE --key KEY`, vouch.py): all optional
+       "source_file", "measured_at", "config", "extra_fields"}
 MACHINE = {"gpu", "gpu_count", "gpu_memory_gb", "cpu", "ram_gb", "os", "country"}
 ENGINE = {"name", "version", "backend"}
-MODEL = {"name", "repo", "file", "quant", "file_size_bytes", "sha256"}
+MODEL = {"name", "repo", "file", "quant", "file_size_bytes", "sha256", "params"}
 PROTOCOL = {"name", "prompt_tokens", "gen_tokens", "sampling", "repetitions"}
 # token_counts: "usage" when the server reported the counts, "stream" when the client counted them
-SAMPLE = {"prompt_tokens", "gen_tokens", "ttft_ms", "prompt_tps", "gen_tps", "turn_time_ms", "token_counts"}
+SAMPLE = {"prompt_tokens", "gen_tokens", "ttft_ms", "prompt_tps", "gen_tps", "turn_time_ms", "token_counts",
+          # a vouched tool output's samples keep what its parser read (vouch.py)
+          "test_name", "test_index", "sample_index", "n_depth", "measured_at", "is_test_mean", "power_w",
+          "energy_j", "peak_memory_bytes", "test_key", "load_duration_ms", "is_turn_time_derived",
+          "throughput_tps"}
+# the tool output a vouched payload was parsed from: its name, the sha256 of its exact bytes,
+# the parser's kind, and the tool's own source name and run id
+SOURCE_FILE = {"name", "sha256", "kind", "source", "source_run_id"}
+TOOL_SOURCES = ("llama-bench", "ollama", "llama-server", "vllm")
+CONFIG_STR = {"backend", "devices", "offload", "flash_attn", "type_k", "type_v", "split_mode", "tensor_split",
+              "request_rate", "client_api"}
+CONFIG_INT = {"n_gpu_layers", "n_batch", "n_ubatch", "n_threads", "n_cpu_moe", "concurrency"}
+CONFIG_BOOL = {"is_cpu_fallback", "is_partial_offload"}
 POWER = {"method", "avg_watts", "energy_j"}
 MEMORY = {"peak_bytes"}
 RECALL = {"context_tokens", "recalled"}
@@ -217,6 +231,8 @@ def validate_payload(data: bytes | str | dict, received_at: datetime | None = No
         shown = repr(schema)[:60]
         raise _reject("schema", f"unknown schema {shown} (expected {SCHEMA!r})", "unknown_schema")
     _no_unknown(doc, TOP, "payload")
+    # a vouched tool output says what its file said: no model name when it named only the file
+    vouched = doc.get("source_file") is not None
 
     sid = doc.get("submission_id")
     try:
@@ -238,7 +254,7 @@ def validate_payload(data: bytes | str | dict, received_at: datetime | None = No
         "os": _str(m, "os", "machine"),
         "country": _str(m, "country", "machine"),
     }
-    if machine["gpu_count"] is None:
+    if machine["gpu_count"] is None and not vouched:
         machine["gpu_count"] = 1
     if machine["country"] is not None and not _COUNTRY.fullmatch(machine["country"]):
         raise _reject("machine.country", "not an ISO 3166 alpha-2 code (two capital letters)")
@@ -249,10 +265,12 @@ def validate_payload(data: bytes | str | dict, received_at: datetime | None = No
 
     md = _obj(doc, "model", MODEL)
     model = {
-        "name": _str(md, "name", "model", required=True), "repo": _str(md, "repo", "model"),
+        "name": _str(md, "name", "model", required=not (vouched and md.get("file"))),
+        "repo": _str(md, "repo", "model"),
         "file": _str(md, "file", "model"), "quant": _str(md, "quant", "model"),
         "file_size_bytes": _num(md, "file_size_bytes", "model", hi=MAX_BYTES, integer=True, lo_open=True),
         "sha256": _str(md, "sha256", "model"),
+        "params": _num(md, "params", "model", hi=MAX_BYTES, integer=True, lo_open=True),
     }
     if model["sha256"] is not None:
         model["sha256"] = model["sha256"].lower()
@@ -296,7 +314,9 @@ def validate_payload(data: bytes | str | dict, received_at: datetime | None = No
             if counts not in ("usage", "stream"):
                 raise _reject(f"{path}.token_counts", f"{counts[:40]!r} is not usage or stream")
             row["token_counts"] = counts
-        if row["gen_tps"] is None and row["prompt_tps"] is None and row["turn_time_ms"] is None:
+        row.update(_vouched_sample(s, path))
+        if (row["gen_tps"] is None and row["prompt_tps"] is None and row["turn_time_ms"] is None
+                and row.get("throughput_tps") is None):
             raise _reject(path, "has none of gen_tps, prompt_tps, turn_time_ms", "missing_field")
         if (row["turn_time_ms"] is not None and row["ttft_ms"] is not None
                 and row["turn_time_ms"] < row["ttft_ms"]):
@@ -308,7 +328,8 @@ def validate_payload(data: bytes | str | dict, received_at: datetime | None = No
                 raise _reject(f"{path}.{tokens}", f"is 0 at {rate} {row[rate]:g}: no tokens cannot give a speed",
                               "impossible_value")
         samples.append(row)
-    if protocol["repetitions"] is not None and protocol["repetitions"] != len(samples):
+    # (a vouched llama-bench run counts repetitions per test, not samples of all its tests)
+    if protocol["repetitions"] is not None and protocol["repetitions"] != len(samples) and not vouched:
         raise _reject("protocol.repetitions",
                       f"says {protocol['repetitions']} but there are {len(samples)} samples", "inconsistent")
 
@@ -359,13 +380,68 @@ def validate_payload(data: bytes | str | dict, received_at: datetime | None = No
     if len({c["name"] for c in caps}) != len(caps):
         raise _reject("capabilities", "the same capability name appears twice", "inconsistent")
 
+    source_file = None
+    sf = _obj(doc, "source_file", SOURCE_FILE, required=False)
+    if sf is not None:
+        source_file = {k: _str(sf, k, "source_file", required=True) for k in ("name", "sha256", "kind", "source",
+                                                                              "source_run_id")}
+        source_file["sha256"] = source_file["sha256"].lower()
+        if not _SHA256.fullmatch(source_file["sha256"]):
+            raise _reject("source_file.sha256", "not 64 hex digits")
+        if source_file["source"] not in TOOL_SOURCES:
+            raise _reject("source_file.source", f"{source_file['source'][:40]!r} is not one of "
+                          f"{', '.join(TOOL_SOURCES)}")
+    measured = None
+    if doc.get("measured_at") is not None:
+        measured = parse_rfc3339_utc(doc["measured_at"], "measured_at")
+        check_not_future(measured, received_at, "measured_at")
+    config = None
+    cf = _obj(doc, "config", CONFIG_STR | CONFIG_INT | CONFIG_BOOL, required=False)
+    if cf is not None:
+        config = {k: _str(cf, k, "config") for k in sorted(CONFIG_STR)}
+        config.update({k: _num(cf, k, "config", lo=-1, hi=MAX_TOKENS, integer=True) for k in sorted(CONFIG_INT)})
+        config.update({k: (_bool(cf, k, "config") if k in cf else False) for k in sorted(CONFIG_BOOL)})
+        if config["offload"] is not None and config["offload"] not in ("full", "partial", "none"):
+            raise _reject("config.offload", f"{config['offload'][:40]!r} is not full, partial or none")
+    extra = _str(doc, "extra_fields", "payload", max_len=20_000)
+    if (measured is not None or config is not None or extra is not None) and source_file is None:
+        raise _reject("payload", "measured_at, config and extra_fields belong to a vouched tool output "
+                      "(with source_file)", "inconsistent")
+
     return {
         "schema": SCHEMA, "submission_id": submission_id,
         "created_at": created.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
         "machine": machine, "engine": engine, "model": model, "protocol": protocol,
         "samples": samples, "power": power, "memory": memory,
         "context_recall": recall, "context_recall_stopped": recall_stopped, "capabilities": caps,
+        "source_file": source_file, "measured_at": measured, "config": config, "extra_fields": extra,
     }
+
+
+def _vouched_sample(s: dict, path: str) -> dict:
+    """A vouched tool output's sample fields (only those present; DESIGN §6 samples have none)."""
+    out: dict = {}
+    if "test_name" in s:
+        out["test_name"] = _str(s, "test_name", path)
+    for key in ("test_index", "sample_index"):
+        if key in s:
+            out[key] = _num(s, key, path, hi=MAX_SAMPLES * MAX_LIST, integer=True)
+    if "n_depth" in s:
+        out["n_depth"] = _num(s, "n_depth", path, hi=MAX_TOKENS, integer=True)
+    if s.get("measured_at") is not None:
+        out["measured_at"] = parse_rfc3339_utc(s["measured_at"], f"{path}.measured_at")
+    for key in ("is_test_mean", "is_turn_time_derived"):
+        if key in s:
+            out[key] = _bool(s, key, path)
+    for key, hi in (("power_w", MAX_WATTS), ("energy_j", MAX_ENERGY_J), ("load_duration_ms", MAX_MS),
+                    ("throughput_tps", MAX_PROMPT_TPS)):
+        if key in s:
+            out[key] = _num(s, key, path, hi=hi)
+    if "peak_memory_bytes" in s:
+        out["peak_memory_bytes"] = _num(s, "peak_memory_bytes", path, hi=MAX_BYTES, integer=True)
+    if "test_key" in s:
+        out["test_key"] = _str(s, "test_key", path, max_len=200)
+    return out
 
 
 def _drop_none(obj):
