@@ -77,11 +77,13 @@ def write_private_key(path: Path | str) -> tuple[bytes, str]:
     path = Path(path)
     pem, public_raw = generate_keypair()
     path.parent.mkdir(parents=True, exist_ok=True)
-    # O_EXCL + mode at creation: the key is never readable by others, not even for an instant
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    # O_EXCL + mode at creation: the key is never readable by others, not even for an instant;
+    # the mode is set on the descriptor, never again by path (in a folder others may write, the
+    # name could by then be a link to another file, whose mode a chmod would change)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     with os.fdopen(fd, "wb") as fh:
+        os.fchmod(fh.fileno(), 0o600)
         fh.write(pem)
-    os.chmod(path, 0o600)
     return public_raw, keyid_for(public_raw)
 
 
