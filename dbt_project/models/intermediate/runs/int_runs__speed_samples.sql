@@ -6,7 +6,8 @@
 -- repetition-level sample. Only the samples of the payload each run was kept from are used.
 -- is_duplicate marks a sample whose measurement (test_key) is already present in another
 -- run, e.g. a bare llama-bench output and a wrapper around the same output with power
--- readings: the copy with power data, else the first landed, stays the original.
+-- readings, or a bare output and the same output vouched for (runs add --key): a countable
+-- (signed) copy first, then the copy with power data, else the first landed, stays the original.
 
 with runs as (
     select * from {{ ref('int_runs_deduplicated') }}
@@ -54,7 +55,9 @@ joined as (
         end as power_method,
         coalesce(samples.peak_memory_bytes, runs.peak_memory_bytes) as peak_memory_bytes,
         runs.country,
-        coalesce(samples.measured_at, runs.created_at) as measured_at,
+        -- the test's own time, else the run's; null when the file gave none (never the add time)
+        coalesce(samples.measured_at, runs.measured_at) as measured_at,
+        runs.received_at,
         runs.trust,
         runs.is_countable,
         samples.test_key,
@@ -89,7 +92,8 @@ flagged as (
             else row_number() over (
                     partition by joined.test_key, joined.repetition_index
                     order by
-                        (joined.power_w is null), joined.landed_from_fetched_at, joined.raw_sha256,
+                        (not joined.is_countable), (joined.power_w is null), joined.landed_from_fetched_at,
+                        joined.raw_sha256,
                         joined.source_run_id
                 ) > 1
         end as is_duplicate,
@@ -133,6 +137,7 @@ final as (
         peak_memory_bytes,
         country,
         measured_at,
+        received_at,
         trust,
         is_countable,
         is_duplicate,

@@ -90,6 +90,8 @@ select
     cast(vram_used_mb * 1048576 as bigint) as peak_memory_bytes,
     cast(null as string) as country,
     created_at as measured_at,
+    -- LocalScore dates every run itself (measured_at); when a page was fetched is the raw store's
+    cast(null as timestamp) as received_at,
     'source' as trust,
     true as is_countable,  -- source trust counts (stg_runs__runs.is_countable)
     false as is_duplicate,

@@ -9,7 +9,7 @@
     'raw_model_name', 'raw_quant', 'model_file_name', 'engine', 'engine_version', 'test_name',
     'n_prompt', 'n_gen', 'gen_tps', 'prompt_tps', 'ttft_ms', 'turn_time_ms',
     'is_turn_time_derived', 'power_w', 'energy_j', 'power_method', 'peak_memory_bytes',
-    'country', 'measured_at', 'trust', 'is_countable', 'is_duplicate',
+    'country', 'measured_at', 'received_at', 'trust', 'is_countable', 'is_duplicate',
     'model_repo', 'model_file_size_bytes', 'model_sha256', 'gpu_count', 'cpu_name', 'ram_gb', 'os',
     'keyid', 'contributor', 'protocol_sampling', 'protocol_repetitions',
     'config_id', 'is_cpu_fallback', 'is_partial_offload'] %}
@@ -21,7 +21,7 @@
     'gen_tps': 'double', 'prompt_tps': 'double', 'ttft_ms': 'double', 'turn_time_ms': 'double',
     'is_turn_time_derived': 'boolean', 'power_w': 'double', 'energy_j': 'double',
     'power_method': 'string', 'peak_memory_bytes': 'bigint', 'country': 'string',
-    'measured_at': 'timestamp', 'trust': 'string', 'is_countable': 'boolean', 'is_duplicate': 'boolean',
+    'measured_at': 'timestamp', 'received_at': 'timestamp', 'trust': 'string', 'is_countable': 'boolean', 'is_duplicate': 'boolean',
     'model_repo': 'string', 'model_file_size_bytes': 'bigint', 'model_sha256': 'string',
     'gpu_count': 'integer', 'cpu_name': 'string', 'ram_gb': 'double', 'os': 'string',
     'keyid': 'string', 'contributor': 'string', 'protocol_sampling': 'string',

@@ -1,7 +1,8 @@
 -- gCO2 per million generated tokens of each run (DESIGN §7):
 --   gCO2/Mtok = J/token x 1e6 / 3.6e6 x gCO2/kWh
 -- Intensity: the machine's country in the measurement year (else its latest earlier year),
--- else World the same way; when no year is early enough, the area's earliest year.
+-- else World the same way; when no year is early enough, the area's earliest year. The year is
+-- the measurement's, else (a file that gave no time) the year the file was received.
 with runs as (
     select * from {{ ref('drv_carbon_runs_measured') }}
     where j_per_token > 0
@@ -28,8 +29,11 @@ candidates as (
             partition by runs.source, runs.source_run_id
             order by
                 grid.is_world,  -- the country first, World as the fallback
-                grid.year <= year(runs.measured_at) desc,
-                case when grid.year <= year(runs.measured_at) then -grid.year else grid.year end
+                grid.year <= year(coalesce(runs.measured_at, runs.received_at)) desc,
+                case
+                    when grid.year <= year(coalesce(runs.measured_at, runs.received_at)) then -grid.year
+                    else grid.year
+                end
         ) as preference
     from runs
     left join countries

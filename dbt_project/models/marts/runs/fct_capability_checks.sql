@@ -34,7 +34,7 @@ final as (
         runs.trust,
         runs.is_countable,
         coalesce(speed_runs.is_duplicate, false) as is_duplicate,
-        runs.created_at as measured_at
+        runs.measured_at
     from capabilities
     inner join runs
         on capabilities.source = runs.source

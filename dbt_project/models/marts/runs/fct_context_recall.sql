@@ -80,7 +80,7 @@ select
     runs.trust,
     runs.is_countable,
     coalesce(speed_runs.is_duplicate, false) as is_duplicate,
-    runs.created_at as measured_at
+    runs.measured_at
 from steps
 inner join per_run using (source, source_run_id)
 inner join runs using (source, source_run_id)

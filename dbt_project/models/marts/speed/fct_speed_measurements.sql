@@ -41,7 +41,8 @@ runs as (
     select
         source,
         source_run_id,
-        min(measured_at) as run_at,
+        -- resubmissions are told apart in time: the measurement's, else when the file was received
+        min(coalesce(measured_at, received_at)) as run_at,
         any_value(hardware_id) as hardware_id,
         any_value(model_id) as model_id,
         any_value(build_id) as build_id,
@@ -120,6 +121,7 @@ select
     s.hardware_memory_gb as hardware_memory_gib,
     s.country,
     s.measured_at,
+    s.received_at,
     s.trust,
     s.is_countable,
     coalesce(s.is_duplicate, false) or r.is_resubmission as is_duplicate,

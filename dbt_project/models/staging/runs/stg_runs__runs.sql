@@ -10,6 +10,16 @@ renamed as (
         cast(file_name as string) as file_name,
         cast(file_sha256 as string) as file_sha256,
         cast(created_at as timestamp) as created_at,
+        -- when the file says it was measured: null when it does not say (never the time it was
+        -- added); a landing from before the column (no received_at either) of a plain run file
+        -- was measured when it was created (benchwh bench), the one case created_at says so
+        case
+            when measured_at is null and received_at is null and source = 'runfile'
+                then cast(created_at as timestamp)
+            else cast(measured_at as timestamp)
+        end as measured_at,
+        -- when the file reached the warehouse (the raw store's time for older landings)
+        coalesce(cast(received_at as timestamp), cast(_fetched_at as timestamp)) as received_at,
         cast(trust as string) as trust,
         -- the one place the rule is written: signed and source rows count in summaries and site tables
         coalesce(trust in ('signed', 'source'), false) as is_countable,

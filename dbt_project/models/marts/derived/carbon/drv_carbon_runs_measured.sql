@@ -22,6 +22,7 @@ runs as (
         upper(max(country)) as country,
         max(power_method) as power_method,
         min(measured_at) as measured_at,
+        min(received_at) as received_at,
         median(gen_tps) as gen_tps_median,
         -- ordered, so the float sum is the same on every rebuild
         {{ ordered_sum('energy_j', 'sample_index') }} filter (where energy_j > 0 and n_gen > 0) as energy_j,
@@ -43,6 +44,7 @@ select
     runs.trust,
     runs.is_countable,
     runs.measured_at,
+    runs.received_at,
     runs.country,
     runs.gen_tps_median,
     runs.power_w_median,

@@ -2,9 +2,10 @@
 -- time: valid_from <= measured_at < valid_to (open-ended when valid_to is null). Free variants
 -- and zero prices are skipped; among several paid ids the cheapest counts. When no range covers
 -- the measurement (measured before the first snapshot), the earliest later price is used and
--- flagged is_valid_at_measurement = false.
+-- flagged is_valid_at_measurement = false. A pair whose files gave no time is priced at when
+-- they were received (priced_at): measured_at itself stays null.
 with pairs as (
-    select hardware_id, build_id, engine, model_id, measured_at
+    select hardware_id, build_id, engine, model_id, coalesce(measured_at, received_at) as priced_at
     from {{ ref('drv_cost_pairs_measured') }}
 ),
 
@@ -26,9 +27,9 @@ candidates as (
         prices.openrouter_id,
         prices.valid_from,
         prices.completion_usd_per_mtok,
-        prices.valid_from <= pairs.measured_at
-        and (prices.valid_to is null or pairs.measured_at < prices.valid_to) as is_valid_at_measurement,
-        prices.valid_from > pairs.measured_at as is_later
+        prices.valid_from <= pairs.priced_at
+        and (prices.valid_to is null or pairs.priced_at < prices.valid_to) as is_valid_at_measurement,
+        prices.valid_from > pairs.priced_at as is_later
     from pairs
     left join models on models.model_id = pairs.model_id
     inner join prices
