@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 SCALE ?= 0.02
 ENGINE ?= duckdb
 
-.PHONY: install manifest browser bytecode refresh test lint lint-sql bench dev clean spark java test-spark
+.PHONY: install manifest browser wasm bytecode refresh test lint lint-sql bench dev clean spark java test-spark
 
 $(STAMP): requirements.lock pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -14,7 +14,7 @@ $(STAMP): requirements.lock pyproject.toml
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 	@touch $(STAMP)
 
-install: $(STAMP) manifest browser bytecode
+install: $(STAMP) manifest browser wasm bytecode
 
 ## The project's own modules compiled to __pycache__, as pip compiles the installed packages, where
 ## PYTHONDONTWRITEBYTECODE is set. Only what changed since is compiled again.
@@ -34,6 +34,17 @@ manifest: $(STAMP)
 browser:
 	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
 		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver; }
+
+## DuckDB-WASM for the site's release page (site_builder/wasm/README.md): the npm packages pinned in
+## package-lock.json, from the npm registry, bundled into one ES module by esbuild. Nothing is
+## fetched when a page runs. Node and npm come from Debian when missing.
+WASM_BUNDLE := site_builder/wasm/dist/duckdb.mjs
+$(WASM_BUNDLE): site_builder/wasm/package-lock.json site_builder/wasm/entry.mjs
+	@command -v npm >/dev/null || \
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm; }
+	cd site_builder/wasm && npm ci --no-audit --no-fund --loglevel=error && npm run --silent bundle
+
+wasm: $(WASM_BUNDLE)
 
 ## Run the main job on the bundled offline snapshot.
 refresh: $(STAMP) bytecode
@@ -61,7 +72,7 @@ test-spark: spark manifest bytecode
 	$(BIN)/python -m pytest -q -p no:cacheprovider -n 2 --dist loadfile $(SPARK_TESTS)
 
 ## Run the test suite.
-test: $(STAMP) browser bytecode
+test: $(STAMP) browser wasm bytecode
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder $(addprefix --ignore=,$(SPARK_TESTS))
 
 ## Lint the Python (ruff: pyflakes + pycodestyle errors, pyproject.toml) and the dbt SQL.

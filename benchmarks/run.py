@@ -47,6 +47,7 @@ GOAL_NIGHTLY_SECONDS = 45.0
 GOAL_NOOP_SECONDS = 10.0
 GOAL_STARTUP_SECONDS = 30.0
 GOAL_PHASE_MB = 2048.0
+GOAL_RANGE_READ_SHARE = 0.05  # one model's rows of the largest release file, over HTTP ranges
 
 
 class PhaseFailed(Exception):
@@ -295,6 +296,10 @@ def goals(report: dict) -> list[dict]:
          GOAL_BUILD_FLOOR_RATIO[at], True),
         ("memory", f"largest phase peak (MB, {peak['phase']})", peak["peak_mb"], GOAL_PHASE_MB, False),
     ]
+    ranged = ph.get("range_read", {}).get("detail", {}).get("largest")
+    if ranged:
+        rows.append(("range read", f"one model's rows, page columns, {ph['range_read']['detail']['table']}",
+                     ranged["page_columns"]["share_of_file"], GOAL_RANGE_READ_SHARE, True))
     if at == 1:
         rows[2:2] = [
             ("rebuild", "dbt build from landing (s)", ph["dbt_full"]["seconds"], GOAL_BUILD_SECONDS, True),
@@ -388,6 +393,8 @@ def main(argv: list[str] | None = None) -> int:
                                                   env, work / "add_incremental.log")),
             ("publish_incremental", lambda: refresh_phase("publish_incremental", home, work, env,
                                                           "refresh", "--no-fetch")),
+            ("range_read", lambda: run_phase("range_read", [py, "-m", "benchmarks.range_read", "--exports",
+                                                            str(home / "exports")], env, work / "range_read.log")),
             ("dbt_incremental", lambda: dbt_phase("dbt_incremental", home, work, env)),
             ("startup", lambda: refresh_phase("startup", offline_home, work, offline_env, "refresh", "--offline")),
             ("noop", lambda: refresh_phase("noop", offline_home, work, offline_env, "refresh", "--offline")),

@@ -23,9 +23,12 @@ def cmd_site_build(args) -> int:
         source / "manifest.json" if source.is_dir() else config.home() / "exports" / "manifest.json")
     out = Path(args.out) if args.out else config.home() / "site"
     try:
-        pages = build_site(source, manifest, out)
+        builder = build_site(source, manifest, out)
     except SiteSourceError as exc:
         raise _user_error(str(exc)) from None
+    pages = builder.pages
+    for note in builder.notes:
+        print(note)
     kinds = {}
     for p in pages:
         kinds[p.kind] = kinds.get(p.kind, 0) + 1

@@ -1,6 +1,8 @@
 """Render the reference site: static HTML pages with inline SVG charts, no network needed."""
 from __future__ import annotations
 
+import json
+import os
 import re
 import shutil
 from urllib.parse import quote
@@ -11,12 +13,18 @@ import jinja2
 
 from site_builder import charts, fmt
 from site_builder.data import SiteData
+from publish import release
 
 TEMPLATES = Path(__file__).parent / "templates"
 # speed-row `source` values -> the manifest source that delivered them
 SPEED_SOURCE_TO_MANIFEST = {"localscore": "localscore", "runfile": "runs", "llama-bench": "runs", "ollama": "runs",
                             "llama-server": "runs", "vllm": "runs"}
 LOCALSCORE_RESULT_URL = "https://www.localscore.ai/result/{}"
+# DuckDB-WASM for the release page, installed by `make wasm` (site_builder/wasm/README.md)
+WASM = Path(__file__).parent / "wasm"
+WASM_FILES = {"duckdb.mjs": WASM / "dist" / "duckdb.mjs",
+              "duckdb-browser-eh.worker.js": WASM / "node_modules/@duckdb/duckdb-wasm/dist/duckdb-browser-eh.worker.js",
+              "duckdb-eh.wasm": WASM / "node_modules/@duckdb/duckdb-wasm/dist/duckdb-eh.wasm"}
 
 
 def slug(text: str) -> str:
@@ -102,10 +110,11 @@ def most_common(values):
 
 
 class SiteBuilder:
-    def __init__(self, data: SiteData, out: Path):
-        self.data, self.out = data, Path(out)
+    def __init__(self, data: SiteData, out: Path, exports: Path | None = None):
+        self.data, self.out, self.exports = data, Path(out), exports
         self.env = _env()
         self.pages: list[Page] = []
+        self.notes: list[str] = []  # one line each, printed by `benchwh site build`
 
     def _write(self, page: Page, template: str, **ctx) -> None:
         depth = page.path.count("/")
@@ -130,8 +139,9 @@ class SiteBuilder:
             self.model(m["model_id"], m["model_name"] or m["model_id"])
         for h in hardware:
             self.hardware(h["hardware_id"], h["hardware_name"] or h["hardware_id"])
+        has_release = self.release_page(models)
         index = Page("index.html", "Bench Warehouse", "index", set(self.data.sources()))
-        self._write(index, "index.html", profiles=profiles, models=models, hardware=hardware)
+        self._write(index, "index.html", profiles=profiles, models=models, hardware=hardware, has_release=has_release)
         return self.pages
 
     # --- pages ---------------------------------------------------------------------------------
@@ -210,6 +220,43 @@ class SiteBuilder:
                                            "median tokens per second"))
 
 
-def build_site(source: Path, manifest: Path, out: Path) -> list[Page]:
-    pages = SiteBuilder(SiteData(source, manifest), out).build()
-    return pages
+    def release_page(self, models: list[dict]) -> bool:
+        """release.html: one model's speeds queried from the latest release in the browser (DuckDB-WASM).
+        The release folder and latest.json are linked into the site, so the page reads them over HTTP
+        from the same server; nothing is fetched from elsewhere."""
+        latest_path = self.exports / release.LATEST if self.exports else None
+        if latest_path is None or not latest_path.exists():
+            self.notes.append("release page skipped: no exports/latest.json beside the manifest (publish first)")
+            return False
+        missing = [name for name, path in WASM_FILES.items() if not path.exists()]
+        if missing:
+            self.notes.append(f"release page skipped: DuckDB-WASM is not installed ({missing[0]}; run `make wasm`)")
+            return False
+        latest = json.loads(latest_path.read_text())
+        _link_tree(self.exports / latest["path"], self.out / latest["path"])
+        shutil.copyfile(latest_path, self.out / release.LATEST)
+        for name, path in WASM_FILES.items():
+            _link_tree(path, self.out / "vendor" / "duckdb" / name)
+        page = Page("release.html", "Measured speeds from the release", "release", {"localscore", "runs"})
+        self._write(page, "release.html", models=models, release_version=latest["version"],
+                    release_path=latest["path"])
+        return True
+
+
+def _link_tree(source: Path, target: Path) -> None:
+    """Hard links (a copy across file systems) of a file or a folder's files."""
+    files = [source] if source.is_file() else sorted(p for p in source.iterdir() if p.is_file())
+    for item in files:
+        dest = target if source.is_file() else target / item.name
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.link(item, dest)
+        except OSError:
+            shutil.copyfile(item, dest)
+
+
+def build_site(source: Path, manifest: Path, out: Path) -> SiteBuilder:
+    """Build the site into `out`; the builder's `pages` and `notes` say what was written."""
+    builder = SiteBuilder(SiteData(source, manifest), out, exports=Path(manifest).parent)
+    builder.build()
+    return builder

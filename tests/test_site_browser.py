@@ -139,3 +139,69 @@ def test_leaderboard_first_row_shows_the_tables_numbers(served_site, browser, of
     assert row.find_element(By.CSS_SELECTOR, "td.interval").text == fmt.interval(top[3], top[4])
     assert row.find_element(By.CSS_SELECTOR, "td.rank").text == fmt.rank_range(top[5], top[6], top[7])
     assert row.find_element(By.CSS_SELECTOR, "td.rank").text.startswith("#")
+
+
+RELEASE_ROWS_JS = """
+return Array.from(document.querySelectorAll('table.release-speeds tbody tr'))
+  .map(tr => Array.from(tr.querySelectorAll('td')).map(td => td.textContent));"""
+
+
+def test_release_page_queries_the_release_in_the_browser(served_site, browser, tmp_path_factory):
+    """DuckDB-WASM (vendored) reads one model's rows of the latest release over HTTP: the rows equal
+    the Parquet file's, nothing is requested off this machine, and the bytes are counted (by a
+    second server on the same folder: the requests come from the page's worker, which Chrome's
+    page log does not show)."""
+    import threading
+
+    from site_builder.serve import make_server
+
+    out, _ = served_site
+    server = make_server(out, 0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}/"
+    try:
+        _check_release_page(out, base, browser, tmp_path_factory, server.bytes_sent)
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _check_release_page(out, base, browser, tmp_path_factory, bytes_sent) -> None:
+    import time
+
+    import pyarrow.parquet as pq
+
+    latest = json.loads((out / "latest.json").read_text())
+    path = out / latest["path"] / "model_speeds_by_hardware.parquet"
+    table = pq.read_table(path).to_pylist()
+    counts = {}
+    for row in table:
+        counts[row["model_id"]] = counts.get(row["model_id"], 0) + 1
+    model = max(sorted(counts), key=counts.get)
+    expected = sorted((r for r in table if r["model_id"] == model),
+                      key=lambda r: (-(r["gen_tps_median"] if r["gen_tps_median"] is not None else float("-inf")),
+                                     r["hardware_id"], r["build_id"], r["engine"]))
+    tps = lambda v: "—" if v is None else f"{v:.1f}"  # noqa: E731 - the page's own rounding (toFixed(1))
+
+    browser.get_log("browser"), browser.get_log("performance")  # start clean
+    browser.get(base + f"release.html?model={model}")
+    state = None
+    for _ in range(600):  # the page says when it is done; up to 60 s for a cold WASM start
+        state = browser.execute_script("return document.getElementById('status').dataset.state")
+        if state in ("ready", "error"):
+            break
+        time.sleep(0.1)
+    status = browser.execute_script("return document.getElementById('status').textContent")
+    assert state == "ready", status
+    assert latest["version"] in status
+    rows = browser.execute_script(RELEASE_ROWS_JS)
+    assert rows == [[r["hardware_name"], r["quant"], r["engine"], tps(r["gen_tps_median"]), tps(r["prompt_tps_median"]),
+                     "—" if r["n_runs"] is None else str(r["n_runs"])] for r in expected]
+    assert len(rows) == counts[model] > 0
+    assert network_problems(browser, base) == []
+    received = bytes_sent["/" + latest["path"] + "model_speeds_by_hardware.parquet"]
+    assert 0 < received <= path.stat().st_size  # never more than the file once
+    shots = tmp_path_factory.getbasetemp() / "site-screenshots"
+    shots.mkdir(exist_ok=True)
+    (shots / "release.png").write_bytes(browser.get_screenshot_as_png())
+    print(f"release page: {len(rows)} rows of {model}, {received} of {path.stat().st_size} bytes of the file")

@@ -1,0 +1,1 @@
+export * from '@duckdb/duckdb-wasm';
