@@ -133,19 +133,19 @@ left join tokens
     on tokens.hardware_id = summary.hardware_id
     and tokens.build_id = summary.build_id
     and tokens.engine = summary.engine
-    and tokens.config_id is not distinct from summary.config_id
+    and tokens.config_id = summary.config_id
     and tokens.test_profile = summary.test_profile
 left join sampling_ranked as sampling
     on sampling.hardware_id = summary.hardware_id
     and sampling.build_id = summary.build_id
     and sampling.engine = summary.engine
-    and sampling.config_id is not distinct from summary.config_id
+    and sampling.config_id = summary.config_id
     and sampling.test_profile = summary.test_profile
     and sampling.position = 1
 left join repetitions_ranked as repetitions
     on repetitions.hardware_id = summary.hardware_id
     and repetitions.build_id = summary.build_id
     and repetitions.engine = summary.engine
-    and repetitions.config_id is not distinct from summary.config_id
+    and repetitions.config_id = summary.config_id
     and repetitions.test_profile = summary.test_profile
     and repetitions.position = 1

@@ -74,7 +74,7 @@ ranks as (
         1 + count(case when not (
                     j.build_id = i.build_id
                     and j.engine = i.engine
-                    and j.config_id is not distinct from i.config_id
+                    and j.config_id = i.config_id
                 )
                 and j.gen_tps_ci_high >= i.gen_tps_ci_low then 1
         end) as rank_worst,
@@ -115,5 +115,5 @@ left join ranks as r
     on r.hardware_id = s.hardware_id
     and r.build_id = s.build_id
     and r.engine = s.engine
-    and r.config_id is not distinct from s.config_id
+    and r.config_id = s.config_id
     and r.test_profile = s.test_profile
