@@ -17,6 +17,31 @@ samples as (
     select * from {{ ref('stg_runs__samples') }}
 ),
 
+-- an Ollama moving tag (deepseek-r1:8b) names the model it meant when the run was measured
+-- (else when its file was received): seeds/ollama_tag_meanings.csv, ranges [valid_from, valid_to)
+tag_meanings as (
+    select
+        lower(tag) as tag,
+        model_id,
+        cast(valid_from as timestamp) as valid_from,
+        cast(valid_to as timestamp) as valid_to
+    from {{ ref('ollama_tag_meanings') }}
+),
+
+tagged_runs as (
+    select
+        runs.*,
+        tag_meanings.model_id as tag_model_id
+    from runs
+    left join tag_meanings
+        on lower(trim(runs.raw_model_name)) = tag_meanings.tag
+        and coalesce(runs.measured_at, runs.received_at) >= tag_meanings.valid_from
+        and (
+            tag_meanings.valid_to is null
+            or coalesce(runs.measured_at, runs.received_at) < tag_meanings.valid_to
+        )
+),
+
 joined as (
     select
         runs.source,
@@ -35,7 +60,8 @@ joined as (
             when {{ is_cpu_only('runs.raw_hardware_name') }} then runs.ram_gb
             else runs.gpu_memory_gb
         end as hardware_memory_gb,
-        runs.raw_model_name,
+        -- a moving tag is replaced by the model id it meant then (resolved exactly as an id)
+        coalesce(runs.tag_model_id, runs.raw_model_name) as raw_model_name,
         runs.raw_quant,
         runs.model_file_name,
         runs.engine,
@@ -77,7 +103,7 @@ joined as (
         runs.is_partial_offload,
         runs.landed_from_fetched_at,
         runs.raw_sha256
-    from runs
+    from tagged_runs as runs
     inner join samples
         on samples.source = runs.source
         and samples.source_run_id = runs.source_run_id
