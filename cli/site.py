@@ -27,12 +27,12 @@ def cmd_site_build(args) -> int:
     except SiteSourceError as exc:
         raise _user_error(str(exc)) from None
     pages = builder.pages
-    for note in builder.notes:
-        print(note)
     kinds = {}
     for p in pages:
         kinds[p.kind] = kinds.get(p.kind, 0) + 1
     print(f"site built: {len(pages)} pages ({', '.join(f'{n} {k}' for k, n in sorted(kinds.items()))}) -> {out}")
+    for note in builder.notes:
+        print(note)
     return 0
 
 
