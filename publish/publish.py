@@ -126,7 +126,12 @@ def publish(build_file: Path, sources_meta: dict, log: Callable[[str], None], if
         _keep_in_history(build_file, new["version"], inputs)
         prune_history()
         # the release is complete before the published file changes; latest.json names it after
-        release.write_release(build_file, exports_dir(), _exported(inventory), new, sources_meta, changes)
+        try:
+            release.write_release(build_file, exports_dir(), _exported(inventory), new, sources_meta, changes)
+        except OSError as exc:
+            raise PublishError(str(disk_error(exc, exports_dir()))) from None
+        except duckdb.Error as exc:  # DuckDB's own write error (a full disk says so in its text)
+            raise PublishError(f"writing the release in {exports_dir()} failed: {str(exc).splitlines()[0]}") from None
         fault("publish-before-replace")
         os.replace(build_file, published)
         fsync_dir(published.parent)
