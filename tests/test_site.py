@@ -11,7 +11,7 @@ pytestmark = pytest.mark.slow
 SITE_TABLES = [
     "generation_leaderboard", "model_speeds_by_hardware", "model_memory_by_quant",
     "model_expected_speed", "model_builds", "model_cost_vs_api", "model_carbon", "model_context_recall",
-    "model_contributors", "model_fits_on", "model_capabilities",
+    "model_contributors", "model_fits_on", "model_capabilities", "models", "hardware",
 ]
 
 
