@@ -59,6 +59,9 @@ def cmd_refresh(args) -> int:
           + (f"{plural(rejected, 'payload')} rejected (see above), " if rejected else "")
           + f"{plural(result.tables, 'table')} published ({result.exported} exported as Parquet) "
           f"in {result.seconds:.1f}s -> {config.published_path()}")
+    from cli.site import rebuild_home_site
+
+    rebuild_home_site(progress)
     return 0
 
 
@@ -80,6 +83,9 @@ def cmd_rollback(args) -> int:
     except PublishError as exc:
         raise UserError(str(exc)) from None
     print(f"published version is now {version}")
+    from cli.site import rebuild_home_site
+
+    rebuild_home_site(progress)
     return 0
 
 

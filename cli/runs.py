@@ -166,6 +166,10 @@ def cmd_runs_add(args) -> int:
             print(f"no table changed: published version {version} stays")
         else:
             print(f"published{' ' + version if version else ''} -> {config.published_path()}")
+            from cli.site import rebuild_home_site
+            from orchestration.progress import progress
+
+            rebuild_home_site(progress)
         from publish.report import where_runs_went
 
         for line in where_runs_went(accepted, config.published_path()):

@@ -36,6 +36,24 @@ def cmd_site_build(args) -> int:
     return 0
 
 
+def rebuild_home_site(log) -> None:
+    """After a publish or rollback: rebuild `$BENCHWH_HOME/site` when the home has one, so that it
+    never shows an older version than the published one. A site that cannot be rebuilt does not
+    undo the publish; one line says which version it still shows."""
+    from site_builder.render import build_site
+
+    out = config.home() / "site"
+    if not (out / "index.html").is_file():
+        return
+    try:
+        builder = build_site(config.published_path(), config.home() / "exports" / "manifest.json", out)
+    except Exception as exc:  # noqa: BLE001 - any failure leaves the publish standing; say why in one line
+        reason = (str(exc).splitlines() or [type(exc).__name__])[0]
+        log(f"warning: the site in {out} was not rebuilt ({reason}); it is stale until `benchwh site build`")
+        return
+    log(f"site rebuilt: {len(builder.pages)} pages -> {out}")
+
+
 def cmd_site_serve(args) -> int:
     from site_builder.serve import make_server
 

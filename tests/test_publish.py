@@ -169,3 +169,32 @@ def test_a_waiter_gives_up_naming_the_holder(tmp_path, monkeypatch):
         assert not (home / "raw" / "runs").exists()  # nothing landed beside the holder
     bad = run_benchwh(home, "status", BENCHWH_LOCK_WAIT_S="soon")
     assert bad.returncode == 2 and "BENCHWH_LOCK_WAIT_S='soon'" in bad.stderr
+
+
+def test_a_rollback_or_publish_rebuilds_the_homes_site(warehouse_copy, monkeypatch):
+    """A home with a built site never shows an older version than the published one."""
+    from bs4 import BeautifulSoup
+
+    home = warehouse_copy
+    monkeypatch.setenv("BENCHWH_HOME", str(home))
+    first = pub.read_version(home / "benchmarks.duckdb")["version"]
+    second = "29990101T000000000000Z-site"
+    pub.publish(make_build(home, second), {}, lambda m: None, if_changed=False)
+
+    def shown() -> str:
+        page = BeautifulSoup((home / "site" / "index.html").read_text(), "html.parser")
+        return page.select_one("footer.provenance")["data-version"]
+
+    assert run_benchwh(home, "rollback").returncode == 0
+    assert not (home / "site").exists()  # no site in the home: none is made
+    assert run_benchwh(home, "site", "build").returncode == 0
+    assert shown() == first
+    proc = run_benchwh(home, "rollback", second)  # forward again, to the newer version
+    assert proc.returncode == 0, proc.stderr
+    assert "site rebuilt:" in proc.stderr + proc.stdout
+    assert shown() == second
+    # a site that cannot be rebuilt leaves the rollback standing and says so in one line
+    (home / "exports" / "manifest.json").write_text("{not json")
+    proc = run_benchwh(home, "rollback", first)
+    assert proc.returncode == 0, proc.stderr
+    assert pub.read_version(home / "benchmarks.duckdb")["version"] == first

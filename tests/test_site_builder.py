@@ -170,3 +170,21 @@ def test_leaderboard_rows_say_which_configuration_they_are(built_site, site_only
         assert row.select_one(".config").get_text() == label
     labelled = sum(len(page.select(".config")) for page in pages.values())
     assert labelled == len(rows)  # none for the n_source_default LocalScore rows
+
+
+def test_every_page_says_demo_while_the_manifest_does_and_none_says_it_after(built_site, site_only, tmp_path):
+    manifest = json.loads((site_only / "exports" / "manifest.json").read_text())
+    assert manifest["demo_data"]  # the offline warehouse is demo data
+    pages = sorted(built_site.rglob("*.html"))
+    assert len(pages) > 10
+    for page in pages:
+        banner = _page(page).select("div.demo-banner")
+        assert len(banner) == 1 and "Demo data." in banner[0].get_text(), page
+        assert banner[0]["data-demo-sources"] == ",".join(manifest["demo_data"])
+    # the same tables with a manifest of live data: no banner anywhere
+    live = tmp_path / "live-manifest.json"
+    live.write_text(json.dumps({**manifest, "demo_data": []}))
+    out = tmp_path / "site"
+    proc = run_benchwh(site_only, "site", "build", "--manifest", str(live), "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert not any(_page(p).select("div.demo-banner") for p in out.rglob("*.html"))
