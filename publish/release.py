@@ -11,7 +11,6 @@ See docs/releases.md.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -22,6 +21,7 @@ import duckdb
 
 from ingest import config
 from ingest.files import fsync_dir, write_atomically
+from ingest.raw_store import file_sha256
 
 RELEASES = "releases"
 LATEST = "latest.json"
@@ -184,14 +184,6 @@ def _write_table(con: duckdb.DuckDBPyConnection, table: str, info: dict, doc: di
     return keys
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def _licenses(source_names: list[str], sources_meta: dict) -> list[dict]:
     """Open Definition ids where a source's licence has one; otherwise `notspecified` (also an Open
     Definition id) with the source's own words as the title."""
@@ -252,7 +244,7 @@ def _resource(table: str, info: dict, doc: dict, path: Path, sort_keys: list[str
         "name": table.split(".", 1)[1], "path": path.name, "profile": "tabular-data-resource",
         "format": "parquet", "mediatype": "application/vnd.apache.parquet",
         "title": table, "description": doc.get("description", ""),
-        "bytes": path.stat().st_size, "hash": f"sha256:{_sha256(path)}", "rows": info["rows"],
+        "bytes": path.stat().st_size, "hash": f"sha256:{file_sha256(path)}", "rows": info["rows"],
         "sorted_by": sort_keys, "row_group_rows": ROW_GROUP_ROWS,
         "licenses": _licenses(sources, sources_meta), "sources": _sources(sources, sources_meta),
         "schema": schema,
@@ -302,7 +294,7 @@ def write_latest(exports: Path, folder: Path) -> dict:
     package = folder / "datapackage.json"
     latest = {"version": folder.name, "path": f"{RELEASES}/{folder.name}/",
               "datapackage": f"{RELEASES}/{folder.name}/datapackage.json",
-              "datapackage_sha256": _sha256(package),
+              "datapackage_sha256": file_sha256(package),
               "demo_data": json.loads(package.read_text()).get("demo_data", [])}
     write_atomically(exports / LATEST, json.dumps(latest, indent=2, sort_keys=True))
     return latest
