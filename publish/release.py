@@ -310,21 +310,12 @@ def read_latest(exports: Path) -> dict | None:
 
 
 def prune_releases(exports: Path, keep: int = RELEASES_KEEP) -> list[str]:
-    """Keep the newest `keep` releases and the one latest.json names; remove the rest and any
-    temporary folder of a publish that died."""
+    """Keep the newest `keep` releases and the one latest.json names; remove the rest. (The
+    temporary folder of a publish that died is removed by publish.verify.sweep_temporaries.)"""
     folder = releases_dir(exports)
     if not folder.exists():
         return []
     latest = (read_latest(exports) or {}).get("version")
-    for tmp in folder.glob(".*.tmp*"):
-        pid = tmp.name.rsplit(".tmp", 1)[-1]
-        if pid.isdigit() and int(pid) != os.getpid():
-            try:
-                os.kill(int(pid), 0)
-            except ProcessLookupError:
-                shutil.rmtree(tmp, ignore_errors=True)
-            except PermissionError:
-                pass
     releases = sorted(p.name for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
     removed = [v for v in releases[:-keep] if v != latest]
     for version in removed:

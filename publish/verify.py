@@ -237,22 +237,29 @@ def pid_alive(pid: int) -> bool:
         return True
 
 
+def _dead_temporary(name: str) -> bool:
+    # a string test before the pattern: raw blobs and ledger entries are ~200,000 files at scale 1
+    m = _TMP_PID.search(name) if ".tmp" in name else None
+    return m is not None and int(m.group(1)) != os.getpid() and not pid_alive(int(m.group(1)))
+
+
 def sweep_temporaries(log: Callable[[str], None] | None = None) -> int:
-    """Remove `*.tmp<pid>` files of dead processes anywhere in the home, and legacy
-    `.rollback-*.duckdb` copies. Call while holding the refresh lock."""
+    """Remove `*.tmp<pid>` files and folders (a release being written, publish/release.py) of dead
+    processes anywhere in the home, and legacy `.rollback-*.duckdb` copies. Call while holding the
+    refresh lock."""
     home = config.home()
     removed = 0
     if not home.exists():
         return 0
     top = str(home)
     for folder, dirs, files in os.walk(top, followlinks=False):
-        dirs[:] = [d for d in dirs if d not in ("dagster",)]
+        stale_dirs = [d for d in dirs if _dead_temporary(d)]
+        for name in stale_dirs:
+            shutil.rmtree(Path(folder, name), ignore_errors=True)
+            removed += 1
+        dirs[:] = [d for d in dirs if d not in ("dagster",) and d not in stale_dirs]
         for name in files:
-            # a string test before the pattern: raw blobs and ledger entries are ~200,000 files at scale 1
-            m = _TMP_PID.search(name) if ".tmp" in name else None
-            stale = ((m is not None and int(m.group(1)) != os.getpid() and not pid_alive(int(m.group(1))))
-                     or (folder == top and name.startswith(".rollback-") and name.endswith(".duckdb")))
-            if stale:
+            if _dead_temporary(name) or (folder == top and name.startswith(".rollback-") and name.endswith(".duckdb")):
                 Path(folder, name).unlink(missing_ok=True)
                 removed += 1
     if removed and log:

@@ -150,9 +150,15 @@ def test_sweep_removes_abandoned_temporaries_but_not_a_live_process(tmp_path, mo
     (home / "history").mkdir()
     for p in stale + [live]:
         p.write_bytes(b"partial")
-    assert verify.sweep_temporaries() == len(stale)
-    assert not any(p.exists() for p in stale)
-    assert live.exists()
+    # a release folder a dead publish was writing, and one a live process writes
+    dead_release = home / "exports" / "releases" / f".29990101T000000000000Z-x.tmp{dead}"
+    live_release = home / "exports" / "releases" / f".29990101T000000000000Z-y.tmp{os.getpid()}"
+    for folder in (dead_release, live_release):
+        folder.mkdir(parents=True)
+        (folder / "fct_api_prices.parquet").write_bytes(b"partial")
+    assert verify.sweep_temporaries() == len(stale) + 1
+    assert not any(p.exists() for p in stale) and not dead_release.exists()
+    assert live.exists() and (live_release / "fct_api_prices.parquet").exists()
 
 
 def test_build_files_of_a_live_dbt_are_not_cleaned(tmp_path, monkeypatch):
