@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import shutil
 from pathlib import Path
 
 
@@ -24,6 +25,15 @@ def printable(text: str) -> str:
 
 def tmp_name(final: Path) -> Path:
     return final.with_name(f".{final.name}.tmp{os.getpid()}")
+
+
+def link_or_copy(source: Path, target: Path) -> None:
+    """A hard link of `source` at `target` (no bytes copied), or a copy where links fail (another
+    file system). Neither may be written in place afterwards: both names share the bytes."""
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copyfile(source, target)
 
 
 def create_temporary(final: Path) -> tuple[Path, int]:

@@ -20,7 +20,7 @@ from pathlib import Path
 import duckdb
 
 from ingest import config
-from ingest.files import fsync_dir, write_atomically
+from ingest.files import fsync_dir, link_or_copy, tmp_name, write_atomically
 from ingest.raw_store import file_sha256
 
 RELEASES = "releases"
@@ -259,7 +259,7 @@ def write_release(published: Path, exports: Path, exported: dict[str, dict], ver
     if (folder / "datapackage.json").exists():
         return folder
     folder.parent.mkdir(parents=True, exist_ok=True)
-    tmp = folder.parent / f".{version['version']}.tmp{os.getpid()}"
+    tmp = tmp_name(folder)
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(mode=0o755)
     try:
@@ -329,10 +329,7 @@ def link_flat_copy(folder: Path, exports: Path, names: list[str]) -> None:
     version across files reads latest.json and its release instead."""
     for name in names:
         source, target = folder / f"{name}.parquet", exports / f"{name}.parquet"
-        tmp = exports / f".{name}.parquet.tmp{os.getpid()}"
+        tmp = tmp_name(target)
         tmp.unlink(missing_ok=True)
-        try:
-            os.link(source, tmp)
-        except OSError:
-            shutil.copyfile(source, tmp)
+        link_or_copy(source, tmp)
         os.replace(tmp, target)

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 from urllib.parse import quote
@@ -13,6 +12,7 @@ import jinja2
 
 from site_builder import charts, fmt
 from site_builder.data import SiteData
+from ingest.files import link_or_copy
 from publish import release
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -249,10 +249,7 @@ def _link_tree(source: Path, target: Path) -> None:
     for item in files:
         dest = target if source.is_file() else target / item.name
         dest.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            os.link(item, dest)
-        except OSError:
-            shutil.copyfile(item, dest)
+        link_or_copy(item, dest)
 
 
 def build_site(source: Path, manifest: Path, out: Path) -> SiteBuilder:
