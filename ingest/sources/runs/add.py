@@ -276,6 +276,12 @@ def folder_gpus(items: list[Received], received_at: datetime, flags: dict | None
     return {folder: next(iter(gpus.items())) for folder, gpus in named.items() if len(gpus) == 1}
 
 
+def takes_folder_gpu(exc: RunRejected, meta: dict, folder_gpu: tuple[str, str] | None) -> bool:
+    """Whether a file rejected for its missing GPU is parsed again with the GPU its accepted sibling
+    files name: only when that is all it lacks, a sibling names one, and no flag or sidecar gave one."""
+    return exc.check in ("missing_gpu", "missing_context") and bool(folder_gpu) and "gpu" not in meta
+
+
 def _decide(item: Received, flags, trusted, known: KnownRuns, store: RawStore,
             received_at: datetime, budget: "RejectedBudget | None" = None,
             folder_gpu: tuple[str, str] | None = None) -> tuple[FileResult, str | None]:
@@ -293,7 +299,7 @@ def _decide(item: Received, flags, trusted, known: KnownRuns, store: RawStore,
         try:
             doc, runs = parse_intake(wrapper, received_at)
         except RunRejected as exc:
-            if exc.check not in ("missing_gpu", "missing_context") or not folder_gpu or "gpu" in meta:
+            if not takes_folder_gpu(exc, meta, folder_gpu):
                 raise
             # the GPU a sibling file names; kept in the wrapper's meta, so a replay reads the same
             gpu, source = folder_gpu
@@ -363,7 +369,7 @@ def vouch_paths(paths: list[Path], key, home: Path | None = None, flags: dict | 
                 signed = vouch(item.body, item.name, meta, key, signed_at)
             except RunRejected as exc:
                 folder_gpu = context.get(_folder_of(item))
-                if exc.check not in ("missing_gpu", "missing_context") or not folder_gpu or "gpu" in meta:
+                if not takes_folder_gpu(exc, meta, folder_gpu):
                     raise
                 signed = vouch(item.body, item.name, {**meta, "gpu": folder_gpu[0]}, key, signed_at)
         except RunRejected as exc:
