@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import threading
 from pathlib import Path
 
@@ -73,6 +74,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--exports", type=Path, required=True, help="a home's exports folder (latest.json inside)")
     args = ap.parse_args(argv)
+    if not (args.exports / "latest.json").is_file():
+        print(f"benchmarks.range_read: no release in {args.exports} (no latest.json: publish first)", file=sys.stderr)
+        return 2
     detail = measure(args.exports)
     print(f"{detail['table']}: {detail['file_bytes']:,} bytes, {detail['rows']:,} rows, {detail['models']} models")
     for which in ("median", "largest"):
