@@ -72,8 +72,9 @@ repetitions_ranked as (
     from countable
     where protocol_repetitions is not null
     group by hardware_id, build_id, engine, config_id, test_profile, protocol_repetitions
-)
+),
 
+leaderboard as (
 select
     summary.hardware_id,
     hardware.name as hardware_name,
@@ -149,3 +150,64 @@ left join repetitions_ranked as repetitions
     and repetitions.config_id = summary.config_id
     and repetitions.test_profile = summary.test_profile
     and repetitions.position = 1
+),
+
+-- what a leaderboard page says about its protocol, one value per test profile: the largest token
+-- counts, runs and sampling of its rows (a page prints one sentence for every machine's board)
+profiles as (
+    select
+        test_profile,
+        coalesce(max(prompt_tokens), 0) as profile_prompt_tokens,
+        coalesce(max(gen_tokens), 0) as profile_gen_tokens,
+        coalesce(max(n_runs), 0) as profile_max_runs,
+        min(protocol_sampling) as profile_sampling,
+        bool_or(is_turn_time_derived) as has_derived_turn_times
+    from leaderboard
+    group by test_profile
+),
+
+profile_texts as (
+    select
+        profiles.*,
+        coalesce({{ regexp_matches('profiles.profile_sampling', '"temperature": *0(\\.0*)?[,}]') }}, false)
+            as is_greedy
+    from profiles
+)
+
+select
+    leaderboard.*,
+    builds.quantizer as packager,
+    coalesce(leaderboard.model_name, leaderboard.model_id) || ' ('
+        || leaderboard.quant || coalesce(' · ' || builds.quantizer, '') || ')' as entry_label,
+    case
+        when profile_texts.profile_gen_tokens > 0 and profile_texts.profile_prompt_tokens > 0
+            then 'Generation, ' || {{ tokens_short('profile_texts.profile_prompt_tokens') }} || ' prompt · '
+                || {{ thousands('profile_texts.profile_gen_tokens') }} || ' tokens'
+        when profile_texts.profile_gen_tokens > 0
+            then 'Generation, no prompt · ' || {{ thousands('profile_texts.profile_gen_tokens') }} || ' tokens'
+        else 'Prompt processing, ' || {{ tokens_short('profile_texts.profile_prompt_tokens') }} || ' tokens'
+    end as profile_display_name,
+    cast(profile_texts.profile_prompt_tokens as bigint) as profile_prompt_tokens,
+    cast(profile_texts.profile_gen_tokens as bigint) as profile_gen_tokens,
+    'How fast the model writes its answer: tokens per second over '
+        || {{ thousands('profile_texts.profile_gen_tokens') }} || ' generated tokens'
+        || case
+            when profile_texts.profile_prompt_tokens > 0
+                then ', after a prompt of about ' || {{ thousands('profile_texts.profile_prompt_tokens') }} || ' tokens'
+            else ''
+        end
+        || '. ' || case when profile_texts.is_greedy then 'Greedy sampling, median' else 'Median' end
+        || ' of up to ' || cast(profile_texts.profile_max_runs as string) || ' runs per row; the interval is the'
+        || ' distribution-free 95% interval of the median (the range of the samples for 5 or fewer).'
+        as protocol_text,
+    'Turn time is from sending the message to the last of '
+        || {{ thousands('profile_texts.profile_gen_tokens') }} || ' tokens, as the client sees it'
+        || case
+            when profile_texts.has_derived_turn_times
+                then '; marked where the source gave none and it is derived as time to first token'
+                    || ' + tokens ÷ speed.'
+            else '.'
+        end as turn_time_text
+from leaderboard
+left join {{ ref('dim_model_build') }} as builds on builds.build_id = leaderboard.build_id
+left join profile_texts on profile_texts.test_profile = leaderboard.test_profile

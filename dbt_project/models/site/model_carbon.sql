@@ -27,8 +27,9 @@ per_row as (
         count(*) as n_runs
     from runs
     group by model_id, build_id, machine_id, grid_area
-)
+),
 
+carbon as (
 select
     per_row.model_id,
     model.name as model_name,
@@ -51,9 +52,29 @@ select
     row_number() over (
         partition by per_row.model_id, per_row.machine_id
         order by per_row.j_per_token * per_row.gco2_per_kwh, per_row.build_id, per_row.grid_area
-    ) = 1 as is_lowest_on_machine
+    ) = 1 as is_lowest_on_machine,
+    coalesce(nullif(machine.headline_label, ''), hardware.name, per_row.machine_id) as machine_label
 from per_row
 left join {{ ref('dim_model') }} as model on model.model_id = per_row.model_id
 left join {{ ref('dim_hardware') }} as hardware on hardware.hardware_id = per_row.hardware_id
 left join {{ ref('dim_model_build') }} as build on build.build_id = per_row.build_id
 left join {{ ref('dim_machine') }} as machine on machine.machine_id = per_row.machine_id
+),
+
+-- the section's sentence, beside every row of the model: "1 of 1 read off a power sensor"
+lowest_counts as (
+    select
+        model_id,
+        count(*) as n_machines,
+        sum(case when method = 'sensor' then 1 else 0 end) as n_machines_sensor
+    from carbon
+    where is_lowest_on_machine
+    group by model_id
+)
+
+select
+    carbon.*,
+    cast(lowest_counts.n_machines as bigint) as n_machines,
+    cast(lowest_counts.n_machines_sensor as bigint) as n_machines_sensor
+from carbon
+inner join lowest_counts on lowest_counts.model_id = carbon.model_id

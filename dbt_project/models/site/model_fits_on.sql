@@ -66,8 +66,9 @@ smallest as (
         min(needed_bytes) as smallest_needed_bytes, count(*) as builds_total
     from counted
     group by model_id
-)
+),
 
+fits as (
 select
     smallest.model_id,
     kinds.machine_kind,
@@ -82,3 +83,13 @@ from smallest
 cross join kinds
 inner join counted on counted.model_id = smallest.model_id
 group by all
+)
+
+-- the section's sentence, beside every row of the model: "13 of 13 kinds of machine can hold it"
+select
+    fits.*,
+    fits.builds_held = fits.builds_total as holds_every_build,
+    cast(count(*) over (partition by fits.model_id) as bigint) as n_kinds,
+    cast(sum(case when fits.builds_held > 0 then 1 else 0 end) over (partition by fits.model_id) as bigint)
+        as n_kinds_holding
+from fits

@@ -40,6 +40,9 @@ select
     memory.smallest_card_hardware_id,
     memory.smallest_card_name,
     memory.smallest_card_memory_bytes,
+    -- the class a reader shops in (site.hardware.machine_class of a card): "8 GB cards"
+    cast(cast(round(memory.smallest_card_memory_bytes / 1073741824.0) as bigint) as string) || ' GB cards'
+        as smallest_machine_class,
     peaks.measured_peak_bytes,
     peaks.measured_peak_context_tokens,
     peaks.estimated_at_peak_context_bytes,

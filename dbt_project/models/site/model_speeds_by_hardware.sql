@@ -19,7 +19,8 @@ run_averages as (
         median(source_avg_prompt_tps) as localscore_avg_prompt_tps,
         median(source_avg_ttft_ms) as localscore_avg_ttft_ms,
         median(source_performance_score) as localscore_performance_score,
-        count(*) as n_localscore_runs
+        count(*) as n_localscore_runs,
+        {{ first_by('source_run_id', ['measured_at desc', 'source_run_id desc']) }} as latest_localscore_run_id
     from {{ ref('fct_speed_runs') }}
     where source = 'localscore' and trust = 'source' and not is_duplicate and build_id is not null
     group by build_id, hardware_id, engine
@@ -38,6 +39,7 @@ rows as (
         median(measurements.prompt_tps) as prompt_tps_median,
         count(distinct measurements.source || '|' || measurements.source_run_id) as n_runs,
         count(*) as n_samples,
+        count(distinct measurements.test_name) as n_tests,
         {{ string_agg_distinct("measurements.source", ", ") }} as sources,
         {{ string_agg_distinct("measurements.test_name", ", ") }} as test_names,
         {{ string_agg_distinct("measurements.source || ':' || measurements.source_run_id", ", ") }} as run_ids,
@@ -54,8 +56,12 @@ select
     run_averages.localscore_avg_prompt_tps,
     run_averages.localscore_avg_ttft_ms,
     run_averages.localscore_performance_score,
-    cast(coalesce(run_averages.n_localscore_runs, 0) as bigint) as n_localscore_runs
+    cast(coalesce(run_averages.n_localscore_runs, 0) as bigint) as n_localscore_runs,
+    builds.quantizer,
+    -- the row's LocalScore result page (its latest run), where LocalScore measured it
+    '{{ var("localscore_result_url") }}' || run_averages.latest_localscore_run_id as source_url
 from rows
+left join {{ ref('dim_model_build') }} as builds on builds.build_id = rows.build_id
 left join run_averages
     on run_averages.build_id = rows.build_id
     and run_averages.hardware_id = rows.hardware_id

@@ -174,6 +174,18 @@ headlines as (
     left join hardware on hardware.hardware_id = headline_rows.hardware_id
 ),
 
+-- the page's first sentence: "At Q4_K_M, it needs about 1.6 GB": the Q4_K_M build that needs
+-- least at the default context, else the build that needs least
+lead_builds as (
+    {% call keep_first('model_id', "is_q4_k_m desc, estimated_bytes, build_id") -%}
+        select
+            model_id, build_id, quant, estimated_bytes, context_tokens,
+            case when quant = 'Q4_K_M' then 1 else 0 end as is_q4_k_m
+        from {{ ref('fct_memory_requirements') }}
+        where is_default_context and estimated_bytes > 0
+    {%- endcall %}
+),
+
 known as (
     select model_id from builds
     union
@@ -220,7 +232,14 @@ select
     headlines.openrouter_id as api_openrouter_id,
     cast(coalesce(build_counts.n_listed_builds, 0) as bigint) as n_listed_builds,
     cast(coalesce(run_counts.n_runs, 0) as bigint) as n_runs,
-    coalesce(models.is_catalogued, false) as is_catalogued
+    coalesce(models.is_catalogued, false) as is_catalogued,
+    -- builds as the head of the page names them: "by bartowski Q4_K_M"
+    coalesce(proved_build.quantizer || ' ', '') || proved_build.quant as proved_by_build_label,
+    coalesce(peak_build.quantizer || ' ', '') || peak_build.quant as peak_by_build_label,
+    coalesce(headline_build.quantizer || ' ', '') || headline_build.quant as headline_build_label,
+    lead_builds.quant as lead_quant,
+    cast(lead_builds.estimated_bytes as bigint) as lead_needed_bytes,
+    cast(lead_builds.context_tokens as bigint) as lead_context_tokens
 from models
 inner join known on known.model_id = models.model_id
 left join build_counts on build_counts.model_id = models.model_id
@@ -229,3 +248,7 @@ left join derivatives on derivatives.model_id = models.model_id
 left join peaks on peaks.model_id = models.model_id
 left join proofs on proofs.model_id = models.model_id
 left join headlines on headlines.model_id = models.model_id
+left join builds as proved_build on proved_build.build_id = proofs.proved_by_build_id
+left join builds as peak_build on peak_build.build_id = peaks.peak_by_build_id
+left join builds as headline_build on headline_build.build_id = headlines.build_id
+left join lead_builds on lead_builds.model_id = models.model_id
