@@ -48,49 +48,89 @@ def _field(name: str, kind: str, **extra) -> dict:
     return dict(sorted({"field": name, "type": kind, **extra}.items()))
 
 
-def frontier(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
-    """Points no other beats on both price (lower) and speed (higher), cheapest first."""
-    best: list[tuple[float, float]] = []
-    for price, speed in sorted(points, key=lambda p: (p[0], -p[1])):
-        if not best or speed > best[-1][1]:
-            best.append((price, speed))
-    return best
+GIB = 2**30
 
 
 def speed_against_price(rows: list[dict], api_price: float | None) -> str | None:
-    """Each machine's local USD per million tokens (log x) against its tok/s; the frontier line;
-    the API price as a dashed rule."""
-    pts = [r for r in rows if r.get("local_usd_per_mtok") and r.get("gen_tps_median")]
+    """Each machine's local USD per million tokens (log x) against its tok/s, each dot labelled
+    (point_label); the line through the rows the table marks is_frontier; the API price dashed."""
+    pts = [r for r in rows if r["local_usd_per_mtok"] and r["gen_tps_median"]]
     if not pts:
         return None
-    prices = [float(r["local_usd_per_mtok"]) for r in pts]
-    speeds = [float(r["gen_tps_median"]) for r in pts]
     datasets: dict = {}
-    front = _dataset([{"price": _num(p), "speed": _num(s)} for p, s in frontier(list(zip(prices, speeds)))],
-                     datasets)
-    dots = _dataset([{"machine": r["hardware_name"] or r["hardware_id"], "build": r["quant"], "price": _num(p),
-                      "speed": _num(s)} for r, p, s in zip(pts, prices, speeds)], datasets)
+    front = _dataset([{"price": _num(float(r["local_usd_per_mtok"])), "speed": _num(float(r["gen_tps_median"]))}
+                      for r in pts if r["is_frontier"]], datasets)
+    dots = _dataset([{"machine": r["point_label"], "price": _num(float(r["local_usd_per_mtok"])),
+                      "speed": _num(float(r["gen_tps_median"]))} for r in pts], datasets)
     x = _field("price", "quantitative", scale={"type": "log"}, title="USD per million generated tokens (log scale)")
     y = _field("speed", "quantitative", title="tokens per second")
     layers = [
         {"data": front, "mark": {"type": "line", "color": ACCENT, "strokeWidth": 1.5}, "encoding": {"x": x, "y": y}},
         {"data": dots, "mark": {"type": "circle", "color": ACCENT, "opacity": 0.85, "size": 70},
-         "encoding": {"tooltip": [_field("machine", "nominal"), _field("build", "nominal"),
-                                  _field("price", "quantitative"), _field("speed", "quantitative")],
-                      "x": x, "y": y}},
+         "encoding": {"tooltip": [_field("machine", "nominal"), _field("price", "quantitative"),
+                                  _field("speed", "quantitative")], "x": x, "y": y}},
+        {"data": dots, "mark": {"type": "text", "align": "left", "baseline": "middle", "dx": 7, "fontSize": 10,
+                                "color": "#334155"},
+         "encoding": {"text": _field("machine", "nominal"), "x": x, "y": y}},
     ]
     if api_price:
-        api = _dataset([{"price": _num(float(api_price)), "label": f"API ${api_price:.2f}"}], datasets)
+        api = _dataset([{"price": _num(float(api_price)), "label": f"OpenRouter ${api_price:.2f}"}], datasets)
         layers.append({"data": api, "mark": {"type": "rule", "color": "#dc2626", "strokeDash": [6, 4]},
                        "encoding": {"x": _field("price", "quantitative")}})
         layers.append({"data": api, "mark": {"type": "text", "align": "left", "baseline": "bottom", "color": "#dc2626",
                                              "dx": 4, "dy": -4},
                        "encoding": {"text": _field("label", "nominal"), "x": _field("price", "quantitative"),
                                     "y": {"value": 0}}})
-    return _svg({"layer": layers, "height": 260, "width": 560}, datasets)
+    return _svg({"layer": layers, "height": 300, "width": 640}, datasets)
 
 
-def interval_chart(rows: list[dict], label_key: str = "label") -> str | None:
+def fits_on_bars(fits: list[dict], builds: list[dict]) -> str | None:
+    """What it fits on: a bar per kind of machine at its memory, and a tick (a rule across the bars)
+    at every build's need (site.model_builds.fits_needed_bytes), in GiB."""
+    if not fits:
+        return None
+    datasets: dict = {}
+    kinds = [f"{r['machine_kind']} ({'on the card' if r['memory_kind'] == 'card' else 'RAM'})" for r in fits]
+    bars = _dataset([{"kind": k, "bytes": r["memory_bytes"], "held": "holds every build" if r["holds_every_build"]
+                      else "holds some builds" if r["builds_held"] else "holds none"}
+                     for k, r in zip(kinds, fits)], datasets)
+    ticks = _dataset([{"build": f"{b['quant']} by {b['quantizer']}" if b["quantizer"] else b["quant"],
+                       "bytes": b["fits_needed_bytes"]} for b in builds if b["fits_needed_bytes"]], datasets)
+    gib = [{"calculate": f"datum.bytes / {GIB}", "as": "gib"}]
+    x = _field("gib", "quantitative", title="memory, GiB (ticks: each build's size plus a fifth for the prompt)")
+    layers = [
+        {"data": bars, "transform": gib, "mark": {"type": "bar"},
+         "encoding": {"x": x, "y": _field("kind", "nominal", axis={"labelLimit": 320}, sort=kinds, title=None),
+                      "color": _field("held", "nominal", legend={"orient": "bottom", "title": None},
+                                      scale={"domain": ["holds every build", "holds some builds", "holds none"],
+                                             "range": [ACCENT, "#93c5fd", "#e2e8f0"]})}},
+        {"data": ticks, "transform": gib, "mark": {"type": "rule", "color": "#0f172a", "strokeWidth": 1.5,
+                                                    "opacity": 0.7},
+         "encoding": {"x": x, "tooltip": [_field("build", "nominal"), _field("gib", "quantitative", format=".2f")]}},
+    ]
+    return _svg({"layer": layers, "height": max(60, 22 * len(fits)), "width": 460}, datasets)
+
+
+def carbon_bars(lowest: list[dict]) -> str | None:
+    """Carbon per million tokens: a bar per machine (its lowest build), fewer grams better."""
+    pts = [r for r in lowest if r["gco2_per_mtok"] is not None]
+    if not pts:
+        return None
+    datasets: dict = {}
+    labels = [f"{r['machine_label']} · {r['quant']}" for r in pts]
+    data = _dataset([{"machine": label, "grams": _num(float(r["gco2_per_mtok"])), "method": r["method"]}
+                     for label, r in zip(labels, pts)], datasets)
+    encoding = {
+        "color": _field("method", "nominal", legend={"orient": "bottom", "title": None},
+                        scale={"domain": ["sensor", "modelled", "mixed"], "range": [ACCENT, "#cbd5e1", "#93c5fd"]}),
+        "x": _field("grams", "quantitative", title="gCO₂ per million tokens"),
+        "y": _field("machine", "nominal", axis={"labelLimit": 320}, sort=labels, title=None),
+    }
+    return _svg({"data": data, "mark": {"type": "bar"}, "encoding": encoding, "height": max(40, 22 * len(pts)),
+                 "width": 420}, datasets)
+
+
+def interval_chart(rows: list[dict], label_key: str = "entry_label") -> str | None:
     """Median tok/s with its interval, one line per entry (leaderboards, hardware pages)."""
     pts = [r for r in rows if r.get("gen_tps_median") is not None]
     if not pts:
@@ -110,20 +150,23 @@ def interval_chart(rows: list[dict], label_key: str = "label") -> str | None:
     return _svg({"layer": [bars, dots], "data": data, "height": max(40, 22 * len(values)), "width": 420}, datasets)
 
 
-def bar_chart(labels: list[str], values: list[float], title: str, estimate: list[bool] | None = None) -> str | None:
-    if not labels:
+def bar_chart(rows: list[dict], label_key: str, value_key: str, title: str,
+              estimate_key: str | None = None) -> str | None:
+    """A bar per row with a value; grey where the row's `estimate_key` is true."""
+    pts = [r for r in rows if r[value_key] is not None]
+    if not pts:
         return None
-    kinds = ["estimate" if e else "measured" for e in (estimate or [False] * len(labels))]
-    rows = [{"label": label, "value": _num(float(v)), "kind": k}
-            for label, v, k in zip(labels, values, kinds, strict=True)]
+    labels = [r[label_key] for r in pts]
+    kinds = ["estimate" if estimate_key and r[estimate_key] else "measured" for r in pts]
+    values = [{"label": label, "value": _num(float(r[value_key])), "kind": k} for label, r, k in zip(labels, pts, kinds)]
     mixed = len(set(kinds)) > 1  # a legend only when some bars are estimates and some are not
     datasets: dict = {}
-    data = _dataset(rows, datasets)
+    data = _dataset(values, datasets)
     encoding = {
         "color": _field("kind", "nominal", legend={"orient": "bottom", "title": None} if mixed else None,
                         scale={"domain": ["measured", "estimate"], "range": [ACCENT, "#cbd5e1"]}),
         "x": _field("value", "quantitative", title=title),
         "y": _field("label", "nominal", axis={"labelLimit": 300}, sort=labels, title=None),
     }
-    return _svg({"data": data, "mark": {"type": "bar"}, "encoding": encoding, "height": max(40, 22 * len(rows)),
+    return _svg({"data": data, "mark": {"type": "bar"}, "encoding": encoding, "height": max(40, 22 * len(values)),
                  "width": 420}, datasets)

@@ -34,13 +34,12 @@ def seconds(ms) -> str:
     return "—" if _missing(ms) else f"{float(ms) / 1000:.2f} s"
 
 
-def gb(n_bytes) -> str:
-    return "—" if _missing(n_bytes) else f"{float(n_bytes) / 1e9:.1f} GB"
-
-
-def card_gb(n_bytes) -> str:
-    """A card's memory as it is sold: a '24 GB' card holds 24 x 2^30 bytes."""
-    return "—" if _missing(n_bytes) else f"{float(n_bytes) / 2**30:.3g} GB"
+def gib(n_bytes) -> str:
+    """Every size on every page in one unit, 2^30 bytes (a card sold as '24 GB' holds 24 GiB)."""
+    if _missing(n_bytes):
+        return "—"
+    x = float(n_bytes) / 2**30
+    return f"{x:,.0f} GiB" if x >= 100 else f"{x:.2g} GiB" if x < 1 else f"{x:.1f} GiB".replace(".0 GiB", " GiB")
 
 
 def usd(x) -> str:
@@ -59,3 +58,60 @@ def tokens_short(n) -> str:
 
 def grams(x) -> str:
     return "—" if _missing(x) else f"{float(x):,.0f} g"
+
+
+def watts(x) -> str:
+    return "—" if _missing(x) else f"{float(x):,.0f} W"
+
+
+def bandwidth(x) -> str:
+    return "—" if _missing(x) else f"{float(x):,.0f} GB/s"
+
+
+def ratio(x) -> str:
+    """3.5×"""
+    return "—" if _missing(x) else f"{float(x):.1f}×"
+
+
+def percent(x) -> str:
+    return "—" if _missing(x) else f"{float(x):.0f}%"
+
+
+def build_label(quant, quantizer) -> str:
+    """Q4_K_M by bartowski; a build whose source names no file is its quant."""
+    return f"{quant} by {quantizer}" if quantizer else str(quant or "—")
+
+
+SOURCE_LABELS = {"localscore": "LocalScore", "runfile": "signed run", "llama-bench": "llama-bench",
+                 "ollama": "Ollama", "llama-server": "llama-server", "vllm": "vLLM"}
+
+
+def source_label(sources) -> str:
+    """localscore, runfile -> LocalScore, signed run"""
+    return ", ".join(SOURCE_LABELS.get(s.strip(), s.strip()) for s in str(sources or "").split(",") if s.strip())
+
+
+STOP_REASONS = {"forgot": "the model lost the needle", "could_not_hold": "the machine could not hold the prompt",
+                "reached_trained_context": "it reached its trained context", "unknown": "the file does not say why"}
+
+
+def stop_reason_text(reason) -> str:
+    return STOP_REASONS.get(reason, str(reason or "not said"))
+
+
+def repos(text) -> list[str]:
+    """site.models.gguf_repos ('a/x;b/y') as the repositories a page links."""
+    return [r.strip() for r in str(text or "").split(";") if r.strip()]
+
+
+def number(x, digits: int = 2) -> str:
+    """A plain figure with up to `digits` decimals: 7.49, 1.24, 24."""
+    return "—" if _missing(x) else f"{float(x):,.{digits}f}".rstrip("0").rstrip(".")
+
+
+CELL_TEXT = {"recalled": "recalled", "lost": "asked and lost", "not_held": "the machine could not hold the prompt",
+             "not_asked": "not asked"}
+
+
+def cell_text(state) -> str:
+    return CELL_TEXT.get(state, str(state))

@@ -1,10 +1,10 @@
 """Render the reference site: static HTML pages with inline SVG charts, no network needed."""
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import shutil
-from urllib.parse import quote
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -16,15 +16,15 @@ from ingest.files import link_or_copy
 from publish import release
 
 TEMPLATES = Path(__file__).parent / "templates"
-# speed-row `source` values -> the manifest source that delivered them
-SPEED_SOURCE_TO_MANIFEST = {"localscore": "localscore", "runfile": "runs", "llama-bench": "runs", "ollama": "runs",
-                            "llama-server": "runs", "vllm": "runs"}
-LOCALSCORE_RESULT_URL = "https://www.localscore.ai/result/{}"
 # DuckDB-WASM for the release page, installed by `make wasm` (site_builder/wasm/README.md)
 WASM = Path(__file__).parent / "wasm"
 WASM_FILES = {"duckdb.mjs": WASM / "dist" / "duckdb.mjs",
               "duckdb-browser-eh.worker.js": WASM / "node_modules/@duckdb/duckdb-wasm/dist/duckdb-browser-eh.worker.js",
               "duckdb-eh.wasm": WASM / "node_modules/@duckdb/duckdb-wasm/dist/duckdb-eh.wasm"}
+# the filters a template may use: each formats one value (site_builder/fmt.py); none computes
+FORMAT_FILTERS = ("tps", "interval", "rank_range", "count", "seconds", "gib", "usd", "tokens_short", "grams",
+                  "watts", "ratio", "percent", "build_label", "source_label", "stop_reason_text", "bandwidth",
+                  "repos", "number", "cell_text")
 
 
 def slug(text: str) -> str:
@@ -35,84 +35,30 @@ def slug(text: str) -> str:
 class Page:
     path: str            # relative to the site root
     title: str
-    kind: str            # index | leaderboard | model | hardware
+    kind: str            # index | leaderboard | model | hardware | release
     sources: set[str] = field(default_factory=set)
 
 
-def _env() -> jinja2.Environment:
+def template_env() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    for name in ("tps", "interval", "rank_range", "count", "seconds", "gb", "usd", "tokens_short", "grams", "card_gb"):
+    for name in FORMAT_FILTERS:
         env.filters[name] = getattr(fmt, name)
     env.filters["slug"] = slug
-    env.filters["build_label"] = build_label
     return env
 
 
-def protocol_sentence(prompt_tokens, gen_tokens, n_runs_max) -> str:
-    """The leaderboard's one-line protocol, from the profile's own token counts."""
-    what = "How fast the model writes its answer: tokens per second"
-    if gen_tokens:
-        what += f" over {fmt.count(gen_tokens)} generated tokens"
-    if prompt_tokens:
-        what += f", after a prompt of about {fmt.count(prompt_tokens)} tokens"
-    return (what + ". Median of the runs behind each row (up to " + fmt.count(n_runs_max) + "); the interval is the "
-            "distribution-free 95% interval of the median (the range of the samples for 5 or fewer).")
-
-
-def _speed_sources(rows: list[dict]) -> set[str]:
-    out = set()
-    for r in rows:
-        for s in str(r.get("sources") or "").split(","):
-            if s.strip():
-                out.add(SPEED_SOURCE_TO_MANIFEST.get(s.strip(), s.strip()))
-    return out
-
-
-SOURCE_TEXT = {"localscore": "LocalScore", "runfile": "signed run"}
-
-
-def _split(text) -> list[str]:
-    return [t.strip() for t in str(text or "").split(",") if t.strip()]
-
-
-def _source_links(row: dict) -> list[dict]:
-    """One link per LocalScore result behind the row (run_ids holds <source>:<id>), then the other
-    sources by name."""
-    links, named = [], set()
-    for item in _split(row.get("run_ids")):
-        source, _, run_id = item.partition(":")
-        if source == "localscore" and run_id:
-            first = not any(link["href"] for link in links)
-            links.append({"text": ("LocalScore #" if first else "#") + run_id,
-                          "href": LOCALSCORE_RESULT_URL.format(quote(run_id, safe=""))})
-    for source in _split(row.get("sources")):
-        if source == "localscore" and any(link["href"] for link in links) or source in named:
-            continue
-        named.add(source)
-        links.append({"text": SOURCE_TEXT.get(source, source), "href": None})
-    return links
-
-
-def build_label(quant, quantizer) -> str:
-    return f"{quant} · {quantizer}" if quantizer else str(quant or "—")
-
-
-def _packager_of(build_id) -> str | None:
-    """Build ids are <model>@<quant>[@<repo>/<file>]: the repository owner packaged the file."""
-    parts = str(build_id or "").split("@", 2)
-    return parts[2].split("/", 1)[0] if len(parts) == 3 and "/" in parts[2] else None
-
-
-def most_common(values):
-    values = [v for v in values if v is not None]
-    return max(set(values), key=lambda v: (values.count(v), str(v))) if values else None
+def grouped(rows: list[dict], *keys: str) -> list[tuple[object, list[dict]]]:
+    """Consecutive rows with the same values of `keys`, in the order given: laying rows out in
+    sections (one board per machine, one grid row per walk), not choosing or counting any."""
+    return [(value, list(items))
+            for value, items in itertools.groupby(rows, key=lambda r: tuple(r[k] for k in keys))]
 
 
 class SiteBuilder:
     def __init__(self, data: SiteData, out: Path, exports: Path | None = None):
         self.data, self.out, self.exports = data, Path(out), exports
-        self.env = _env()
+        self.env = template_env()
         self.pages: list[Page] = []
         self.notes: list[str] = []  # one line each, printed by `benchwh site build`
 
@@ -130,95 +76,76 @@ class SiteBuilder:
         if self.out.exists():
             shutil.rmtree(self.out)
         self.out.mkdir(parents=True)
-        profiles = self.data.test_profiles()
-        models = self.data.model_ids()
-        hardware = self.data.hardware_ids()
-        for profile in profiles:
-            self.leaderboard(profile)
+        d = self.data
+        boards = d.rows("generation_leaderboard", ("test_profile", "hardware_name", "hardware_id",
+                                                   "gen_tps_median desc", "rank_best", "build_id", "engine", "config_id"))
+        profiles = grouped(boards, "test_profile")
+        for (profile,), rows in profiles:
+            self.leaderboard(profile, rows)
+        models = d.rows("models", ("display_name", "model_id"))
         for m in models:
-            self.model(m["model_id"], m["model_name"] or m["model_id"])
+            self.model(m)
+        hardware = d.rows("hardware", ("display_name", "hardware_id"))
         for h in hardware:
-            self.hardware(h["hardware_id"], h["hardware_name"] or h["hardware_id"])
+            self.hardware(h)
         has_release = self.release_page(models)
-        index = Page("index.html", "Bench Warehouse", "index", set(self.data.sources()))
-        self._write(index, "index.html", profiles=profiles, models=models, hardware=hardware, has_release=has_release)
+        index = Page("index.html", "Bench Warehouse", "index", set(d.sources()))
+        self._write(index, "index.html", profiles=[rows[0] for _, rows in profiles], models=models,
+                    hardware=hardware, has_release=has_release)
         return self.pages
 
     # --- pages ---------------------------------------------------------------------------------
 
-    def leaderboard(self, profile: str) -> None:
-        rows = self.data.leaderboard_rows(profile)
-        machines: dict[str, dict] = {}
-        for r in rows:
-            r["packager"] = _packager_of(r["build_id"])
-            r["label"] = f"{r['model_name'] or r['model_id']} ({build_label(r['quant'], r['packager'])})"
-            m = machines.setdefault(r["hardware_id"], {"hardware_id": r["hardware_id"],
-                                                        "hardware_name": r["hardware_name"] or r["hardware_id"], "rows": []})
-            m["rows"].append(r)
-        for m in machines.values():
-            m["chart"] = charts.interval_chart(m["rows"])
-        prompt = max((r["prompt_tokens"] or 0 for r in rows), default=0)
-        gen = max((r["gen_tokens"] or 0 for r in rows), default=0)
-        page = Page(f"leaderboards/{slug(profile)}.html", f"Leaderboard {profile}", "leaderboard",
+    def leaderboard(self, profile: str, rows: list[dict]) -> None:
+        machines = [{"hardware_id": hardware_id, "rows": board, "chart": charts.interval_chart(board)}
+                    for (hardware_id,), board in grouped(rows, "hardware_id")]
+        page = Page(f"leaderboards/{slug(profile)}.html", rows[0]["profile_display_name"], "leaderboard",
                     {"localscore", "runs"})
-        self._write(page, "leaderboard.html", profile=profile, machines=list(machines.values()),
-                    protocol=protocol_sentence(prompt, gen, max((r["n_runs"] or 0 for r in rows), default=0)),
-                    sampling=most_common([r["protocol_sampling"] for r in rows]),
-                    repetitions=most_common([r["protocol_repetitions"] for r in rows]),
-                    any_derived=any(r["is_turn_time_derived"] for r in rows), gen_tokens=gen)
+        self._write(page, "leaderboard.html", profile=rows[0], machines=machines)
 
-    def model(self, model_id: str, name: str) -> None:
-        d = self.data
-        speeds = d.measured_speeds(model_id)
-        for r in speeds:
-            r["links"] = _source_links(r)
-        memory = d.memory_by_quant(model_id)
-        expected = d.expected_speeds(model_id)
-        cost = d.cost_vs_api(model_id)
-        api_prices = [r["api_usd_per_mtok"] for r in cost if r["api_usd_per_mtok"] is not None]
-        api_price = api_prices[0] if api_prices else None
-        fits = d.fits_on(model_id)
-        recall = d.context_recall(model_id)
-        recall_sizes = sorted({r["context_tokens"] for r in recall})
-        recall_rows: dict[tuple, dict] = {}
-        for r in recall:
-            row = recall_rows.setdefault((r["machine_id"], r["build_id"]), {**r, "cells": {}})
-            row["cells"][r["context_tokens"]] = r["recalled"]
-        capabilities = d.capabilities(model_id)
-        proved = sorted({c["display_name"] for c in capabilities if c["passed"]})
-        carbon = d.carbon(model_id)
-        builds = d.builds(model_id)
-        fit = next((r for r in expected if r["is_estimate"] and r["fit_n"] is not None), None)
-        sources = _speed_sources(speeds) | {"huggingface"} if memory or builds else _speed_sources(speeds)
-        if cost:
-            sources.add("openrouter")
-        if carbon:
-            sources.add("grid")
-        if expected and not speeds:
-            sources |= {"huggingface"}
-        page = Page(f"models/{slug(model_id)}.html", name, "model", sources)
+    def model(self, model: dict) -> None:
+        d, model_id = self.data, model["model_id"]
+        speeds = d.rows("model_speeds_by_hardware", ("gen_tps_median desc", "hardware_id", "build_id", "engine"),
+                        model_id=model_id)
+        memory = d.rows("model_memory_by_quant", ("estimated_bytes", "build_id"), model_id=model_id)
+        expected = d.rows("model_expected_speed", ("gen_tps desc", "hardware_id"), model_id=model_id)
+        cost = d.rows("model_cost_vs_api", ("local_usd_per_mtok", "hardware_id", "build_id", "engine"), model_id=model_id)
+        fits = d.rows("model_fits_on", ("memory_bytes", "machine_kind"), model_id=model_id)
+        recall = d.rows("model_context_recall", ("contributor", "machine_id", "build_id", "context_tokens"),
+                        model_id=model_id)
+        carbon = d.rows("model_carbon", ("gco2_per_mtok", "machine_id", "build_id", "grid_area"), model_id=model_id)
+        lowest = d.rows("model_carbon", ("gco2_per_mtok", "machine_id"), model_id=model_id, is_lowest_on_machine=True)
+        builds = d.rows("model_builds", ("best_gen_tps desc", "quant", "quantizer", "build_id"), model_id=model_id)
+        capabilities = d.rows("model_capabilities", ("display_name", "build_id"), model_id=model_id)
+        derivatives = d.rows("models", ("display_name", "model_id"), base_model_id=model_id)
+        walks = [{"cells": cells, **cells[0]} for _, cells in grouped(recall, "contributor", "machine_id", "build_id")] if recall else []
+        sources = {"huggingface"} | ({"localscore", "runs"} if speeds else set())
+        sources |= {"openrouter"} if cost else set()
+        sources |= {"grid"} if carbon else set()
+        page = Page(f"models/{slug(model_id)}.html", model["display_name"] or model_id, "model", sources)
         self._write(
-            page, "model.html", model_id=model_id, name=name, speeds=speeds, memory=memory, expected=expected,
-            fit=fit, cost=cost, api_price=api_price, price_chart=charts.speed_against_price(cost, api_price),
-            fits=fits, recall_sizes=recall_sizes, recall_rows=list(recall_rows.values()),
-            carbon=carbon, grid=d.sources().get("grid", {}), builds=builds,
-            contributors=d.contributors(model_id), capabilities=capabilities, proved=proved,
-            expected_chart=charts.bar_chart([r["hardware_name"] for r in expected if r["gen_tps"] is not None],
-                                            [r["gen_tps"] for r in expected if r["gen_tps"] is not None],
-                                            "expected tokens per second",
-                                            [bool(r["is_estimate"]) for r in expected if r["gen_tps"] is not None]),
+            page, "model.html", model=model, speeds=speeds, memory=memory, expected=expected, cost=cost,
+            price_chart=charts.speed_against_price(cost, model["api_usd_per_mtok"]),
+            fits=fits, fits_chart=charts.fits_on_bars(fits, builds), walks=walks,
+            recall_sizes=[c["context_tokens"] for c in walks[0]["cells"]] if walks else [],
+            carbon=carbon, lowest=lowest, carbon_chart=charts.carbon_bars(lowest), grid=d.sources().get("grid", {}),
+            builds=builds, contributors=d.rows("model_contributors", ("n_runs desc", "contributor"), model_id=model_id),
+            capabilities=capabilities, derivatives=derivatives,
+            proofs=d.rows("model_capabilities", ("display_name",), model_id=model_id, is_proof_listed=True),
+            expected_chart=charts.bar_chart(expected, "hardware_name", "gen_tps", "expected tokens per second",
+                                            estimate_key="is_estimate"),
         )
 
-    def hardware(self, hardware_id: str, name: str) -> None:
-        rows = self.data.hardware_models(hardware_id)
-        for r in rows:
-            r["label"] = f"{r['model_name'] or r['model_id']} ({build_label(r['quant'], r['quantizer'])}, {r['engine']})"
-        page = Page(f"hardware/{slug(hardware_id)}.html", name, "hardware", _speed_sources(rows))
-        self._write(page, "hardware.html", hardware_id=hardware_id, name=name, rows=rows,
-                    profiles=self.data.hardware_profiles(hardware_id),
-                    chart=charts.bar_chart([r["label"] for r in rows], [r["gen_tps_median"] or 0 for r in rows],
-                                           "median tokens per second"))
-
+    def hardware(self, hw: dict) -> None:
+        d, hardware_id = self.data, hw["hardware_id"]
+        rows = d.rows("model_speeds_by_hardware", ("gen_tps_median desc", "model_id", "quant", "build_id"),
+                      hardware_id=hardware_id)
+        boards = d.rows("generation_leaderboard", ("test_profile", "gen_tps_median desc", "rank_best", "build_id",
+                                                   "engine", "config_id"), hardware_id=hardware_id)
+        page = Page(f"hardware/{slug(hardware_id)}.html", hw["display_name"] or hardware_id, "hardware",
+                    {"localscore", "runs"} if rows else set())
+        self._write(page, "hardware.html", hw=hw, rows=rows, boards=grouped(boards, "test_profile"),
+                    chart=charts.bar_chart(rows, "entry_label", "gen_tps_median", "median tokens per second"))
 
     def release_page(self, models: list[dict]) -> bool:
         """release.html: one model's speeds queried from the latest release in the browser (DuckDB-WASM).

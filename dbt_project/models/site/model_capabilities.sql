@@ -9,8 +9,9 @@ with checks as (
 
 names as (
     select capability, display_name from {{ ref('capabilities') }}
-)
+),
 
+capabilities as (
 select
     checks.model_id,
     checks.build_id,
@@ -26,3 +27,16 @@ select
 from checks
 left join names on names.capability = lower(checks.capability)
 group by checks.model_id, checks.build_id, checks.capability
+)
+
+-- the page's sentence lists each capability some build passed once: is_proof_listed marks that row
+select
+    capabilities.*,
+    build.quant,
+    build.quantizer,
+    row_number() over (
+        partition by capabilities.model_id, capabilities.capability
+        order by capabilities.passed desc, capabilities.build_id
+    ) = 1 and capabilities.passed as is_proof_listed
+from capabilities
+left join {{ ref('dim_model_build') }} as build on build.build_id = capabilities.build_id
