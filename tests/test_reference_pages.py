@@ -317,7 +317,7 @@ def test_no_published_column_mixes_1e9_and_2_30_bytes(offline_warehouse):
             for name in names:
                 # a size column says its unit; no bare "memory", "size" or "_mb" (peak_gen_tps is a speed)
                 if not name.startswith("n_") and re.search(r"(memory|size|peak|weights)", name) and not re.search(
-                        r"(_bytes|_gb|_gib|_gbps|_kind|_basis|_source|_pct|_tokens|_tps|_hardware_id|_name|_id)$", name):
+                        r"(_bytes|_gb|_gib|_gbps|_kind|_basis|_source|_pct|_tokens|_tps|_hardware_id|_name|_id|_label)$", name):
                     pytest.fail(f"{table}.{name} does not name its unit")
                 assert not name.endswith("_mb"), f"{table}.{name}"
                 for suffix, unit in SIZE_SUFFIXES.items():

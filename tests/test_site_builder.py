@@ -9,7 +9,6 @@ import pytest
 from bs4 import BeautifulSoup
 
 from site_builder import fmt
-from site_builder.charts import frontier
 from tests.helpers.pipeline import run_benchwh
 
 
@@ -19,11 +18,6 @@ def test_number_formats_match_the_reference_pages():
     assert fmt.rank_range(2, 4, 13) == "#2–4 of 13" and fmt.rank_range(1, 1, 13) == "#1 of 13"
     assert fmt.seconds(690.0) == "0.69 s" and fmt.count(1193) == "1,193"
     assert fmt.tokens_short(131072) == "128K" and fmt.tps(None) == "—" and fmt.tps(float("nan")) == "—"
-
-
-def test_frontier_keeps_machines_no_other_beats_on_price_and_speed():
-    points = [(1.0, 50.0), (0.5, 40.0), (2.0, 45.0), (0.4, 10.0), (3.0, 90.0)]
-    assert frontier(points) == [(0.4, 10.0), (0.5, 40.0), (1.0, 50.0), (3.0, 90.0)]
 
 
 def site_only_home(offline_warehouse, target):
