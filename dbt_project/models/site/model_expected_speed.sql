@@ -15,7 +15,8 @@ with popular as (
 memory as (
     select build_id, model_id, quant, weights_bytes, estimated_bytes
     from {{ ref('fct_memory_requirements') }}
-    where is_default_context
+    -- builds with a file: an estimate from parameters stays on the memory and fits-on sections
+    where is_default_context and weights_basis = 'file'
 ),
 
 fitting as (

@@ -16,7 +16,7 @@ measured as (
 builds as (
     select build_id, weights_bytes, estimated_bytes
     from {{ ref('drv_memory_estimates_computed') }}
-    where is_default_context
+    where is_default_context and weights_basis = 'file'
 ),
 
 hardware as (

@@ -79,6 +79,7 @@ select
     builds.file_name,
     builds.packager,
     estimates.weights_bytes,
+    estimates.weights_basis,
     estimates.kv_cache_bytes,
     estimates.compute_buffer_bytes,
     estimates.runtime_overhead_bytes,

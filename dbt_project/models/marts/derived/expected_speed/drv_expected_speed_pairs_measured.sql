@@ -8,6 +8,7 @@ with measurements as (
 
 weights as (
     select build_id, weights_bytes from {{ ref('drv_memory_builds_shaped') }}
+    where weights_basis = 'file'
 )
 
 select

@@ -1,10 +1,21 @@
 -- One row per model build with what the memory estimate needs: the weights (the build's GGUF
 -- file size, split parts summed, from marts.dim_model_build) and the base model's shape (its
--- config.json, found through the catalogue's hf_base_repo).
+-- config.json, found through the catalogue's hf_base_repo). A build whose source names no file
+-- (LocalScore's "Q6_K") weighs its parameters x the quant's bits per weight / 8, said by
+-- weights_basis = 'parameters' (memory and fits-on use it; expected speed keeps to files).
 with builds as (
-    select build_id, model_id, quant, file_name, file_size_bytes, hf_repo, quantizer
-    from {{ ref('dim_model_build') }}
-    where file_size_bytes > 0
+    select
+        builds.build_id, builds.model_id, builds.quant, builds.file_name, builds.hf_repo, builds.quantizer,
+        case
+            when builds.file_size_bytes > 0 then builds.file_size_bytes
+            else cast(models.params_b * 1e9 * quants.bits_per_weight / 8 as bigint)
+        end as file_size_bytes,
+        case when builds.file_size_bytes > 0 then 'file' else 'parameters' end as weights_basis
+    from {{ ref('dim_model_build') }} as builds
+    left join {{ ref('dim_model') }} as models on models.model_id = builds.model_id
+    left join {{ ref('quantizations') }} as quants on quants.quant = builds.quant
+    where builds.file_size_bytes > 0
+        or (builds.file_name is null and models.params_b > 0 and quants.bits_per_weight > 0)
 ),
 
 shapes as (
@@ -33,6 +44,7 @@ select
     builds.hf_repo,
     builds.quantizer as packager,
     builds.file_size_bytes as weights_bytes,
+    builds.weights_basis,
     shapes.repo as config_repo,
     shapes.num_hidden_layers,
     shapes.num_key_value_heads,

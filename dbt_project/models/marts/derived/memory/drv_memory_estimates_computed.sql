@@ -35,6 +35,7 @@ select
     build_id,
     context_tokens,
     weights_bytes,
+    weights_basis,
     cast(
         2 * num_hidden_layers * context_tokens * num_key_value_heads * head_dim
         * {{ var('memory_kv_bytes_per_element') }} as bigint
