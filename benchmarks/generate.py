@@ -124,7 +124,9 @@ class Plan:
                    localscore_runs=max(20, round(100_000 * scale)),
                    runfile_samples=max(20, round(100_000 * scale)),
                    openrouter_models=400,
-                   days=max(3, round(730 * scale)),
+                   # two years at most: more scale is more runs a day, not runs dated before LocalScore
+                   # existed (scale 10 once spread them back to 2006 and the source rejected the pages)
+                   days=max(3, min(730, round(730 * scale))),
                    incremental_files=incremental_files)
 
 

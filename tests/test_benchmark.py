@@ -179,3 +179,17 @@ def test_bad_scale_is_one_line_error():
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
     assert proc.stderr.strip().count("\n") == 0 and "--scale" in proc.stderr
+
+
+@pytest.mark.parametrize("scale", [0.01, 0.1, 1, 5, 10])
+def test_every_scale_dates_its_runs_after_localscore_could_have(scale):
+    """Scale 10 once spread LocalScore runs back to 2006, and the source's date check rejected whole
+    pages: the generator keeps at most two years, and more scale means more runs a day."""
+    from datetime import timedelta
+
+    from benchmarks.generate import END
+    from ingest.sources.localscore import EARLIEST
+
+    plan = Plan.for_scale(scale)
+    assert END - timedelta(days=plan.days) >= EARLIEST.to_pydatetime()
+    assert plan.localscore_runs == max(20, round(100_000 * scale))
