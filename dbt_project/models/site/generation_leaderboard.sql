@@ -75,81 +75,83 @@ repetitions_ranked as (
 ),
 
 leaderboard as (
-select
-    summary.hardware_id,
-    hardware.name as hardware_name,
-    summary.test_profile,
-    summary.model_id,
-    model.name as model_name,
-    model.family,
-    model.family_display,
-    summary.quant,
-    summary.engine,
-    summary.config_id,
-    -- which configuration the row is, as a page prints it
-    case
-        when summary.config_id = 'source-default' then 'fixed harness of the source'
-        when summary.config_id = 'unreported' then 'settings not reported'
-        else concat_ws(
-                ' · ',
-                nullif(concat_ws(' ', config.engine, config.engine_version), ''),
-                config.backend,
-                case config.offload
-                    when 'full' then 'full offload' when 'partial' then 'partial offload' when 'none' then 'CPU'
-                end,
-                case config.flash_attn when 'on' then 'flash attention' end,
-                case when config.n_ubatch is not null then 'ubatch ' || cast(config.n_ubatch as string) end,
-                case when config.type_k is not null and config.type_k != 'f16' then 'KV ' || config.type_k end,
-                case when config.concurrency is not null then cast(config.concurrency as string) || ' concurrent' end
-            )
-    end as config_label,
-    coalesce(config.is_cpu_fallback or config.is_partial_offload, false) as is_degraded_config,
-    summary.build_id,
-    summary.gen_tps_median,
-    summary.gen_tps_ci_low,
-    summary.gen_tps_ci_high,
-    summary.interval_method,
-    cast(summary.rank_best as integer) as rank_best,
-    cast(summary.rank_worst as integer) as rank_worst,
-    cast(summary.rank_of as integer) as rank_of,
-    case
-        when summary.rank_best = summary.rank_worst then cast(summary.rank_best as string)
-        else summary.rank_best || '-' || summary.rank_worst
-    end || ' of ' || summary.rank_of as rank_label,
-    cast(tokens.prompt_tokens as bigint) as prompt_tokens,
-    cast(tokens.gen_tokens as bigint) as gen_tokens,
-    summary.prompt_tps_median,
-    summary.ttft_ms_median,
-    summary.turn_time_ms_median,
-    summary.is_turn_time_derived,
-    sampling.protocol_sampling,
-    cast(repetitions.protocol_repetitions as integer) as protocol_repetitions,
-    cast(summary.n_runs as bigint) as n_runs,
-    cast(summary.n_samples as bigint) as n_samples
-from summary
-left join {{ ref('dim_hardware') }} as hardware on hardware.hardware_id = summary.hardware_id
-left join {{ ref('dim_model') }} as model on model.model_id = summary.model_id
-left join {{ ref('dim_run_config') }} as config on config.config_id = summary.config_id
-left join tokens
-    on tokens.hardware_id = summary.hardware_id
-    and tokens.build_id = summary.build_id
-    and tokens.engine = summary.engine
-    and tokens.config_id = summary.config_id
-    and tokens.test_profile = summary.test_profile
-left join sampling_ranked as sampling
-    on sampling.hardware_id = summary.hardware_id
-    and sampling.build_id = summary.build_id
-    and sampling.engine = summary.engine
-    and sampling.config_id = summary.config_id
-    and sampling.test_profile = summary.test_profile
-    and sampling.position = 1
-left join repetitions_ranked as repetitions
-    on repetitions.hardware_id = summary.hardware_id
-    and repetitions.build_id = summary.build_id
-    and repetitions.engine = summary.engine
-    and repetitions.config_id = summary.config_id
-    and repetitions.test_profile = summary.test_profile
-    and repetitions.position = 1
+    select
+        summary.hardware_id,
+        hardware.name as hardware_name,
+        summary.test_profile,
+        summary.model_id,
+        model.name as model_name,
+        model.family,
+        model.family_display,
+        summary.quant,
+        summary.engine,
+        summary.config_id,
+        -- which configuration the row is, as a page prints it
+        case
+            when summary.config_id = 'source-default' then 'fixed harness of the source'
+            when summary.config_id = 'unreported' then 'settings not reported'
+            else concat_ws(
+                    ' · ',
+                    nullif(concat_ws(' ', config.engine, config.engine_version), ''),
+                    config.backend,
+                    case config.offload
+                        when 'full' then 'full offload' when 'partial' then 'partial offload' when 'none' then 'CPU'
+                    end,
+                    case config.flash_attn when 'on' then 'flash attention' end,
+                    case when config.n_ubatch is not null then 'ubatch ' || cast(config.n_ubatch as string) end,
+                    case when config.type_k is not null and config.type_k != 'f16' then 'KV ' || config.type_k end,
+                    case
+                        when config.concurrency is not null then cast(config.concurrency as string) || ' concurrent'
+                    end
+                )
+        end as config_label,
+        coalesce(config.is_cpu_fallback or config.is_partial_offload, false) as is_degraded_config,
+        summary.build_id,
+        summary.gen_tps_median,
+        summary.gen_tps_ci_low,
+        summary.gen_tps_ci_high,
+        summary.interval_method,
+        cast(summary.rank_best as integer) as rank_best,
+        cast(summary.rank_worst as integer) as rank_worst,
+        cast(summary.rank_of as integer) as rank_of,
+        case
+            when summary.rank_best = summary.rank_worst then cast(summary.rank_best as string)
+            else summary.rank_best || '-' || summary.rank_worst
+        end || ' of ' || summary.rank_of as rank_label,
+        cast(tokens.prompt_tokens as bigint) as prompt_tokens,
+        cast(tokens.gen_tokens as bigint) as gen_tokens,
+        summary.prompt_tps_median,
+        summary.ttft_ms_median,
+        summary.turn_time_ms_median,
+        summary.is_turn_time_derived,
+        sampling.protocol_sampling,
+        cast(repetitions.protocol_repetitions as integer) as protocol_repetitions,
+        cast(summary.n_runs as bigint) as n_runs,
+        cast(summary.n_samples as bigint) as n_samples
+    from summary
+    left join {{ ref('dim_hardware') }} as hardware on hardware.hardware_id = summary.hardware_id
+    left join {{ ref('dim_model') }} as model on model.model_id = summary.model_id
+    left join {{ ref('dim_run_config') }} as config on config.config_id = summary.config_id
+    left join tokens
+        on tokens.hardware_id = summary.hardware_id
+        and tokens.build_id = summary.build_id
+        and tokens.engine = summary.engine
+        and tokens.config_id = summary.config_id
+        and tokens.test_profile = summary.test_profile
+    left join sampling_ranked as sampling
+        on sampling.hardware_id = summary.hardware_id
+        and sampling.build_id = summary.build_id
+        and sampling.engine = summary.engine
+        and sampling.config_id = summary.config_id
+        and sampling.test_profile = summary.test_profile
+        and sampling.position = 1
+    left join repetitions_ranked as repetitions
+        on repetitions.hardware_id = summary.hardware_id
+        and repetitions.build_id = summary.build_id
+        and repetitions.engine = summary.engine
+        and repetitions.config_id = summary.config_id
+        and repetitions.test_profile = summary.test_profile
+        and repetitions.position = 1
 ),
 
 -- what a leaderboard page says about its protocol, one value per test profile: the largest token
@@ -178,7 +180,7 @@ select
     leaderboard.*,
     builds.quantizer as packager,
     coalesce(leaderboard.model_name, leaderboard.model_id) || ' ('
-        || leaderboard.quant || coalesce(' · ' || builds.quantizer, '') || ')' as entry_label,
+    || leaderboard.quant || coalesce(' · ' || builds.quantizer, '') || ')' as entry_label,
     case
         when profile_texts.profile_gen_tokens > 0 and profile_texts.profile_prompt_tokens > 0
             then 'Generation, ' || {{ tokens_short('profile_texts.profile_prompt_tokens') }} || ' prompt · '
@@ -190,24 +192,24 @@ select
     cast(profile_texts.profile_prompt_tokens as bigint) as profile_prompt_tokens,
     cast(profile_texts.profile_gen_tokens as bigint) as profile_gen_tokens,
     'How fast the model writes its answer: tokens per second over '
-        || {{ thousands('profile_texts.profile_gen_tokens') }} || ' generated tokens'
-        || case
-            when profile_texts.profile_prompt_tokens > 0
-                then ', after a prompt of about ' || {{ thousands('profile_texts.profile_prompt_tokens') }} || ' tokens'
-            else ''
-        end
-        || '. ' || case when profile_texts.is_greedy then 'Greedy sampling, median' else 'Median' end
-        || ' of up to ' || cast(profile_texts.profile_max_runs as string) || ' runs per row; the interval is the'
-        || ' distribution-free 95% interval of the median (the range of the samples for 5 or fewer).'
+    || {{ thousands('profile_texts.profile_gen_tokens') }} || ' generated tokens'
+    || case
+        when profile_texts.profile_prompt_tokens > 0
+            then ', after a prompt of about ' || {{ thousands('profile_texts.profile_prompt_tokens') }} || ' tokens'
+        else ''
+    end
+    || '. ' || case when profile_texts.is_greedy then 'Greedy sampling, median' else 'Median' end
+    || ' of up to ' || cast(profile_texts.profile_max_runs as string) || ' runs per row; the interval is the'
+    || ' distribution-free 95% interval of the median (the range of the samples for 5 or fewer).'
         as protocol_text,
     'Turn time is from sending the message to the last of '
-        || {{ thousands('profile_texts.profile_gen_tokens') }} || ' tokens, as the client sees it'
-        || case
-            when profile_texts.has_derived_turn_times
-                then '; marked where the source gave none and it is derived as time to first token'
-                    || ' + tokens ÷ speed.'
-            else '.'
-        end as turn_time_text
+    || {{ thousands('profile_texts.profile_gen_tokens') }} || ' tokens, as the client sees it'
+    || case
+        when profile_texts.has_derived_turn_times
+            then '; marked where the source gave none and it is derived as time to first token'
+                || ' + tokens ÷ speed.'
+        else '.'
+    end as turn_time_text
 from leaderboard
 left join {{ ref('dim_model_build') }} as builds on builds.build_id = leaderboard.build_id
 left join profile_texts on profile_texts.test_profile = leaderboard.test_profile

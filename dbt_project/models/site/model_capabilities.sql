@@ -12,21 +12,21 @@ names as (
 ),
 
 capabilities as (
-select
-    checks.model_id,
-    checks.build_id,
-    checks.capability,
-    coalesce(
-        any_value(names.display_name),
-        upper(left(replace(checks.capability, '_', ' '), 1)) || substr(replace(checks.capability, '_', ' '), 2)
-    ) as display_name,
-    bool_or(checks.has_passed) as passed,
-    cast(count(*) as bigint) as n_runs,
-    cast(count(*) filter (where checks.has_passed) as bigint) as n_runs_passed,
-    cast(count(distinct checks.machine_id) as bigint) as n_machines
-from checks
-left join names on names.capability = lower(checks.capability)
-group by checks.model_id, checks.build_id, checks.capability
+    select
+        checks.model_id,
+        checks.build_id,
+        checks.capability,
+        coalesce(
+            any_value(names.display_name),
+            upper(left(replace(checks.capability, '_', ' '), 1)) || substr(replace(checks.capability, '_', ' '), 2)
+        ) as display_name,
+        bool_or(checks.has_passed) as passed,
+        cast(count(*) as bigint) as n_runs,
+        cast(count(*) filter (where checks.has_passed) as bigint) as n_runs_passed,
+        cast(count(distinct checks.machine_id) as bigint) as n_machines
+    from checks
+    left join names on names.capability = lower(checks.capability)
+    group by checks.model_id, checks.build_id, checks.capability
 )
 
 -- the page's sentence lists each capability some build passed once: is_proof_listed marks that row
@@ -36,7 +36,7 @@ select
     build.quantizer,
     row_number() over (
         partition by capabilities.model_id, capabilities.capability
-        order by capabilities.passed desc, capabilities.build_id
+        order by capabilities.passed desc, capabilities.build_id asc
     ) = 1 and capabilities.passed as is_proof_listed
 from capabilities
 left join {{ ref('dim_model_build') }} as build on build.build_id = capabilities.build_id

@@ -30,35 +30,35 @@ per_row as (
 ),
 
 carbon as (
-select
-    per_row.model_id,
-    model.name as model_name,
-    per_row.build_id,
-    build.quant,
-    build.quantizer,
-    per_row.machine_id,
-    machine.machine_kind,
-    machine.headline_label,
-    per_row.hardware_id,
-    hardware.name as hardware_name,
-    per_row.grid_area,
-    per_row.grid_year,
-    per_row.grid_basis,
-    per_row.gco2_per_kwh,
-    per_row.j_per_token,
-    per_row.j_per_token * per_row.gco2_per_kwh / 3.6 as gco2_per_mtok,
-    per_row.method,
-    cast(per_row.n_runs as bigint) as n_runs,
-    row_number() over (
-        partition by per_row.model_id, per_row.machine_id
-        order by per_row.j_per_token * per_row.gco2_per_kwh, per_row.build_id, per_row.grid_area
-    ) = 1 as is_lowest_on_machine,
-    coalesce(nullif(machine.headline_label, ''), hardware.name, per_row.machine_id) as machine_label
-from per_row
-left join {{ ref('dim_model') }} as model on model.model_id = per_row.model_id
-left join {{ ref('dim_hardware') }} as hardware on hardware.hardware_id = per_row.hardware_id
-left join {{ ref('dim_model_build') }} as build on build.build_id = per_row.build_id
-left join {{ ref('dim_machine') }} as machine on machine.machine_id = per_row.machine_id
+    select
+        per_row.model_id,
+        model.name as model_name,
+        per_row.build_id,
+        build.quant,
+        build.quantizer,
+        per_row.machine_id,
+        machine.machine_kind,
+        machine.headline_label,
+        per_row.hardware_id,
+        hardware.name as hardware_name,
+        per_row.grid_area,
+        per_row.grid_year,
+        per_row.grid_basis,
+        per_row.gco2_per_kwh,
+        per_row.j_per_token,
+        per_row.j_per_token * per_row.gco2_per_kwh / 3.6 as gco2_per_mtok,
+        per_row.method,
+        cast(per_row.n_runs as bigint) as n_runs,
+        row_number() over (
+            partition by per_row.model_id, per_row.machine_id
+            order by per_row.j_per_token * per_row.gco2_per_kwh, per_row.build_id, per_row.grid_area
+        ) = 1 as is_lowest_on_machine,
+        coalesce(nullif(machine.headline_label, ''), hardware.name, per_row.machine_id) as machine_label
+    from per_row
+    left join {{ ref('dim_model') }} as model on model.model_id = per_row.model_id
+    left join {{ ref('dim_hardware') }} as hardware on hardware.hardware_id = per_row.hardware_id
+    left join {{ ref('dim_model_build') }} as build on build.build_id = per_row.build_id
+    left join {{ ref('dim_machine') }} as machine on machine.machine_id = per_row.machine_id
 ),
 
 -- the section's sentence, beside every row of the model: "1 of 1 read off a power sensor"

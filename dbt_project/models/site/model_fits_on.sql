@@ -69,20 +69,20 @@ smallest as (
 ),
 
 fits as (
-select
-    smallest.model_id,
-    kinds.machine_kind,
-    cast(kinds.memory_bytes as bigint) as memory_bytes,
-    kinds.memory_kind,
-    smallest.smallest_build_id,
-    cast(smallest.smallest_needed_bytes as bigint) as smallest_needed_bytes,
-    cast(count(counted.build_id) filter (where counted.needed_bytes <= kinds.memory_bytes) as bigint)
-        as builds_held,
-    cast(smallest.builds_total as bigint) as builds_total
-from smallest
-cross join kinds
-inner join counted on counted.model_id = smallest.model_id
-group by all
+    select
+        smallest.model_id,
+        kinds.machine_kind,
+        cast(kinds.memory_bytes as bigint) as memory_bytes,
+        kinds.memory_kind,
+        smallest.smallest_build_id,
+        cast(smallest.smallest_needed_bytes as bigint) as smallest_needed_bytes,
+        cast(count(counted.build_id) filter (where counted.needed_bytes <= kinds.memory_bytes) as bigint)
+            as builds_held,
+        cast(smallest.builds_total as bigint) as builds_total
+    from smallest
+    cross join kinds
+    inner join counted on counted.model_id = smallest.model_id
+    group by all
 )
 
 -- the section's sentence, beside every row of the model: "13 of 13 kinds of machine can hold it"

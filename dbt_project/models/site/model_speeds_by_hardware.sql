@@ -59,7 +59,7 @@ select
     cast(coalesce(run_averages.n_localscore_runs, 0) as bigint) as n_localscore_runs,
     builds.quantizer,
     coalesce(rows.model_name, rows.model_id) || ' (' || rows.quant || coalesce(' · ' || builds.quantizer, '') || ', '
-        || rows.engine || ')' as entry_label,
+    || rows.engine || ')' as entry_label,
     -- the row's LocalScore result page (its latest run), where LocalScore measured it
     '{{ var("localscore_result_url") }}' || run_averages.latest_localscore_run_id as source_url
 from rows
