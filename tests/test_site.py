@@ -51,10 +51,14 @@ def test_the_offline_signed_run_reaches_the_recall_capability_and_contributor_ta
         caps = con.execute("""
             select display_name, passed from site.model_capabilities
             where model_id = 'llama-3.1-8b-instruct' order by 1""").fetchall()
-        who = con.execute("select contributor, n_runs from site.model_contributors").fetchall()
+        who = con.execute("""
+            select contributor, n_runs from site.model_contributors
+            where model_id = 'llama-3.1-8b-instruct'""").fetchall()
+        contributors = con.execute("select distinct contributor from site.model_contributors").fetchall()
     finally:
         con.close()
     assert recall == [(4096, True, "forgot", "benchwh demo"), (32768, True, "forgot", "benchwh demo"),
                       (131072, False, "forgot", "benchwh demo")]
     assert caps == [("Structured output", True), ("Tool calling", False)]
-    assert who == [("benchwh demo", 1)]
+    # the signed run and the demo board's 7 runs of the same model, all signed by the one demo key
+    assert who == [("benchwh demo", 8)] and contributors == [("benchwh demo",)]
