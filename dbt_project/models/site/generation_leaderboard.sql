@@ -199,7 +199,9 @@ select
         else ''
     end
     || '. ' || case when profile_texts.is_greedy then 'Greedy sampling, median' else 'Median' end
-    || ' of up to ' || cast(profile_texts.profile_max_runs as string) || ' runs per row; the interval is the'
+    || ' of up to ' || cast(profile_texts.profile_max_runs as string)
+    || case when profile_texts.profile_max_runs = 1 then ' run' else ' runs' end
+    || ' per row; the interval is the'
     || ' distribution-free 95% interval of the median (the range of the samples for 5 or fewer).'
         as protocol_text,
     'Turn time is from sending the message to the last of '
