@@ -47,7 +47,10 @@ def test_the_offline_signed_run_reaches_the_recall_capability_and_contributor_ta
     try:
         recall = con.execute("""
             select context_tokens, recalled, stop_reason, contributor from site.model_context_recall
-            where model_id = 'llama-3.1-8b-instruct' order by context_tokens""").fetchall()
+            where model_id = 'llama-3.1-8b-instruct' and is_asked order by context_tokens""").fetchall()
+        not_asked = con.execute("""
+            select context_tokens, cell_state from site.model_context_recall
+            where model_id = 'llama-3.1-8b-instruct' and not is_asked order by context_tokens""").fetchall()
         caps = con.execute("""
             select display_name, passed from site.model_capabilities
             where model_id = 'llama-3.1-8b-instruct' order by 1""").fetchall()
@@ -59,6 +62,8 @@ def test_the_offline_signed_run_reaches_the_recall_capability_and_contributor_ta
         con.close()
     assert recall == [(4096, True, "forgot", "benchwh demo"), (32768, True, "forgot", "benchwh demo"),
                       (131072, False, "forgot", "benchwh demo")]
+    # the grid's other standard sizes up to the trained 128K, not asked
+    assert not_asked == [(8192, "not_asked"), (16384, "not_asked"), (65536, "not_asked")]
     assert caps == [("Structured output", True), ("Tool calling", False)]
     # the signed run and the demo board's 7 runs of the same model, all signed by the one demo key
     assert who == [("benchwh demo", 8)] and contributors == [("benchwh demo",)]
