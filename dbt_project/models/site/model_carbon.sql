@@ -53,7 +53,7 @@ carbon as (
             partition by per_row.model_id, per_row.machine_id
             order by per_row.j_per_token * per_row.gco2_per_kwh, per_row.build_id, per_row.grid_area
         ) = 1 as is_lowest_on_machine,
-        coalesce(nullif(machine.headline_label, ''), hardware.name, per_row.machine_id) as machine_label
+        coalesce(nullif(machine.headline_label, ''), hardware.name, per_row.machine_id) as base_label
     from per_row
     left join {{ ref('dim_model') }} as model on model.model_id = per_row.model_id
     left join {{ ref('dim_hardware') }} as hardware on hardware.hardware_id = per_row.hardware_id
@@ -73,7 +73,14 @@ lowest_counts as (
 )
 
 select
-    carbon.*,
+    {{ star_except(['base_label'], 'carbon.') }},
+    -- two machines that read alike ("Linux · NVIDIA 24 GB · ...") are told apart by their id, as
+    -- the reference page does ("Gram ·a5be46"): a bar per machine, never two stacked under one name
+    case
+        when {{ count_distinct_over('carbon.machine_id', 'carbon.model_id, carbon.base_label') }} > 1
+            then carbon.base_label || ' · ' || substr(replace(carbon.machine_id, 'machine:', ''), 1, 6)
+        else carbon.base_label
+    end as machine_label,
     cast(lowest_counts.n_machines as bigint) as n_machines,
     cast(lowest_counts.n_machines_sensor as bigint) as n_machines_sensor
 from carbon
