@@ -61,8 +61,29 @@
 {% macro default__first_by(expr, order_by) -%}
     (list({{ expr }} order by {{ order_by | join(', ') }}))[1]
 {%- endmacro %}
+{#- Spark: sort the group's (keys, value) structs with a comparator that honours each key's
+    direction, nulls last as DuckDB orders them (min_by over a struct read "x desc" as a field
+    named desc and sorted it ascending) -#}
 {% macro spark__first_by(expr, order_by) -%}
-    min_by({{ expr }}, struct({{ order_by | join(', ') }}))
+    {%- set fields = [] -%}
+    {%- set cases = [] -%}
+    {%- for key in order_by -%}
+        {%- set k = key | trim -%}
+        {%- set desc = (k | lower).endswith(' desc') -%}
+        {%- set col = k[:-5] if desc else (k[:-4] if (k | lower).endswith(' asc') else k) -%}
+        {%- set a, b = 'l.k' ~ loop.index0, 'r.k' ~ loop.index0 -%}
+        {%- do fields.append("'k" ~ loop.index0 ~ "', " ~ (col | trim)) -%}
+        {%- do cases.append('when ' ~ a ~ ' is null and ' ~ b ~ ' is not null then 1 when ' ~ a
+            ~ ' is not null and ' ~ b ~ ' is null then -1 when ' ~ a ~ (' > ' if desc else ' < ') ~ b
+            ~ ' then -1 when ' ~ a ~ (' < ' if desc else ' > ') ~ b ~ ' then 1') -%}
+    {%- endfor -%}
+    element_at(
+        array_sort(
+            collect_list(named_struct({{ fields | join(', ') }}, 'v', {{ expr }})),
+            (l, r) -> case {{ cases | join(' ') }} else 0 end
+        ),
+        1
+    ).v
 {%- endmacro %}
 
 {#- the distinct non-null values of expr, sorted, joined by sep; null when there are none -#}
@@ -271,4 +292,16 @@
 {%- endmacro %}
 {% macro spark__any_value_ordered(expr, order_by) -%}
     min_by({{ expr }}, {{ order_by }}) filter (where {{ expr }} is not null)
+{%- endmacro %}
+
+{#- `name as {{ not_materialized() }} (...)`: a CTE read twice that DuckDB must compute where it is
+    read. DuckDB materializes a CTE referenced more than once, in memory: over the 10M samples of
+    scale 10 that ran out of a 1 GB limit (docs/benchmarks.md); Spark inlines CTEs anyway. -#}
+{% macro not_materialized() -%}
+    {{ return(adapter.dispatch('not_materialized')()) }}
+{%- endmacro %}
+{% macro default__not_materialized() -%}
+    not materialized
+{%- endmacro %}
+{% macro spark__not_materialized() -%}
 {%- endmacro %}

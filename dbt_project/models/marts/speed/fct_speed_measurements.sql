@@ -7,7 +7,8 @@
 --     is_duplicate (with the sources' own duplicate flags) and left out of fct_speed_summary.
 -- Only the samples of a key seen more than once go through the keep-first window: over every
 -- wide row that window (and a CTE of the samples read twice) cost more than finding those keys.
--- The samples table is named in each branch, not through a CTE, so DuckDB does not copy it.
+-- The samples table is named in each branch, not through a CTE, so DuckDB does not copy it, and
+-- one_per_sample, read twice, is not materialized (DuckDB would hold all samples in memory).
 with repeated_keys as (
     select source, source_run_id, sample_index
     from {{ ref('int_speed_samples_resolved') }}
@@ -15,7 +16,7 @@ with repeated_keys as (
     having count(*) > 1
 ),
 
-one_per_sample as (
+one_per_sample as {{ not_materialized() }} (
     select s.*
     from {{ ref('int_speed_samples_resolved') }} as s
     where not exists (
