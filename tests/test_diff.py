@@ -102,6 +102,10 @@ def test_model_measured_by_two_packagers_shows_two_build_rows(with_new_run, tmp_
     page = BeautifulSoup((tmp_path / "site" / "models" / "llama-3.1-8b-instruct.html").read_text(), "html.parser")
     rows = page.select("table.builds tbody tr.build")
     q4 = [r for r in rows if r.select_one("td").get_text(" ", strip=True).startswith("Q4_K_M")]
+    # LocalScore's Q4_K_M names no file: its own row, marked, beside the two packagers' files
+    unfiled = [r for r in q4 if "unfiled" in r["class"]]
+    assert len(unfiled) == 1 and "file not named" in unfiled[0].get_text(" ", strip=True)
+    q4 = [r for r in q4 if "unfiled" not in r["class"]]
     assert len(q4) == 2
     text = " ".join(r.get_text(" ", strip=True) for r in q4)
     assert "bartowski" in text and "unsloth" in text
