@@ -9,7 +9,7 @@ import pytest
 from bs4 import BeautifulSoup
 
 from site_builder import fmt
-from tests.helpers.pipeline import run_benchwh
+from tests.helpers.pipeline import run_benchwh, site_exports_only
 
 
 def test_number_formats_match_the_reference_pages():
@@ -82,13 +82,7 @@ def test_site_builds_from_site_tables_and_manifest_alone(built_site, site_only, 
 
 
 def test_site_builds_from_the_parquet_exports_too(offline_warehouse, tmp_path):
-    exports = tmp_path / "exports"
-    exports.mkdir()
-    manifest = json.loads((offline_warehouse / "exports" / "manifest.json").read_text())
-    for table, meta in manifest["tables"].items():
-        if table.startswith("site."):
-            shutil.copy(offline_warehouse / "exports" / meta["file"], exports / meta["file"])
-    shutil.copy(offline_warehouse / "exports" / "manifest.json", exports / "manifest.json")
+    exports = site_exports_only(offline_warehouse, tmp_path / "exports")
     proc = run_benchwh(tmp_path / "warehouse", "site", "build", "--from", str(exports), "--out", str(tmp_path / "out"))
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "out" / "models" / "llama-3.1-8b-instruct.html").is_file()

@@ -8,9 +8,7 @@ Llama 3.2 1B (LocalScore rows: measured speeds, memory, expected speed) and the 
 signed run of the demo (Llama 3.1 8B: cost, fits-on, recall, carbon, capabilities, builds)."""
 from __future__ import annotations
 
-import json
 import re
-import shutil
 from pathlib import Path
 
 import jinja2
@@ -19,7 +17,7 @@ from bs4 import BeautifulSoup
 from jinja2 import nodes
 
 from site_builder.render import FORMAT_FILTERS, TEMPLATES, template_env
-from tests.helpers.pipeline import run_benchwh
+from tests.helpers.pipeline import run_benchwh, site_exports_only
 
 REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference-pages"
 # filters that format or escape one value, beside fmt's; none aggregates, sorts or picks rows
@@ -133,13 +131,7 @@ def headings_in_order(page: BeautifulSoup, headings: list[str]) -> list[str]:
 def exports_site(offline_warehouse, tmp_path_factory):
     """The site built from a folder holding the site tables' Parquet files and the manifest only."""
     root = tmp_path_factory.mktemp("from-exports")
-    exports = root / "exports"
-    exports.mkdir()
-    manifest = json.loads((offline_warehouse / "exports" / "manifest.json").read_text())
-    for table, meta in manifest["tables"].items():
-        if table.startswith("site."):
-            shutil.copy(offline_warehouse / "exports" / meta["file"], exports / meta["file"])
-    shutil.copy(offline_warehouse / "exports" / "manifest.json", exports / "manifest.json")
+    exports = site_exports_only(offline_warehouse, root / "exports")
     proc = run_benchwh(root / "home", "site", "build", "--from", str(exports), "--out", str(root / "site"))
     assert proc.returncode == 0, proc.stderr
     assert {p.suffix for p in exports.iterdir()} == {".parquet", ".json"}

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -94,3 +95,15 @@ def make_build(home: Path, version: str) -> Path:
     con.execute("UPDATE audit.build_info SET version = ?", [version])
     con.close()
     return build
+
+
+def site_exports_only(warehouse: Path, target: Path) -> Path:
+    """A folder holding the published site tables' Parquet files and the manifest, nothing else:
+    what a downstream site reads."""
+    target.mkdir(parents=True)
+    manifest = json.loads((warehouse / "exports" / "manifest.json").read_text())
+    for table, meta in manifest["tables"].items():
+        if table.startswith("site."):
+            shutil.copy(warehouse / "exports" / meta["file"], target / meta["file"])
+    shutil.copy(warehouse / "exports" / "manifest.json", target / "manifest.json")
+    return target
