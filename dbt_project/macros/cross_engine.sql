@@ -305,3 +305,19 @@
 {%- endmacro %}
 {% macro spark__not_materialized() -%}
 {%- endmacro %}
+
+{#- An aggregate: the median of value_expr within a group whose rows carry position_expr, the
+    value's 1-based place in a window sort (`row_number() over (... order by value nulls last)`),
+    and count_expr, the group's non-null count. lo + 0.5 x (hi - lo) of the middle one or two is
+    median()'s own interpolation, so the figures are bit-identical to median(); unlike median(), a
+    holistic aggregate that holds every group's values in memory, the window sort spills to disk
+    (docs/dbt.md, memory at scale). -#}
+{% macro median_of_sorted(value_expr, position_expr, count_expr) -%}
+    {%- set low -%}
+        max({{ value_expr }}) filter (where {{ position_expr }} = {{ int_div(count_expr ~ ' + 1', 2) }})
+    {%- endset -%}
+    {%- set high -%}
+        max({{ value_expr }}) filter (where {{ position_expr }} = {{ int_div(count_expr, 2) }} + 1)
+    {%- endset -%}
+    ({{ low }} + 0.5 * ({{ high }} - {{ low }}))
+{%- endmacro %}

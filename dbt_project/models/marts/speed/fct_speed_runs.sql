@@ -6,49 +6,29 @@ with measurements as {{ not_materialized() }} (
     select * from {{ ref('fct_speed_measurements') }}
 ),
 
--- Each run's median speeds by sorting its samples (row_number over the run), not by median():
+-- Each run's median speeds from a window sort of its samples (median_of_sorted), not median():
 -- a holistic aggregate keeps every group's values in memory and ran out of a 1 GB limit over
--- the 1.1M runs of scale 10, where a window sort spills. lo + 0.5 x (hi - lo) of the middle one or
--- two samples is median()'s own interpolation, so the figures are bit-identical.
-gen_tps_ranked as (
+-- the 1.1M runs of scale 10, where a window sort spills.
+ranked as (
     select
         source,
         source_run_id,
-        gen_tps as value,
-        row_number() over (partition by source, source_run_id order by gen_tps) as position,
-        count(gen_tps) over (partition by source, source_run_id) as n_values
+        gen_tps,
+        prompt_tps,
+        row_number() over (partition by source, source_run_id order by gen_tps nulls last) as gen_tps_position,
+        count(gen_tps) over (partition by source, source_run_id) as n_gen_tps,
+        row_number() over (partition by source, source_run_id order by prompt_tps nulls last) as prompt_tps_position,
+        count(prompt_tps) over (partition by source, source_run_id) as n_prompt_tps
     from measurements
-    where gen_tps is not null
 ),
 
-gen_tps_medians as (
+medians as (
     select
         source,
         source_run_id,
-        max(value) filter (where position = {{ int_div('n_values + 1', 2) }}) as low,
-        max(value) filter (where position = {{ int_div('n_values', 2) }} + 1) as high
-    from gen_tps_ranked
-    group by source, source_run_id
-),
-
-prompt_tps_ranked as (
-    select
-        source,
-        source_run_id,
-        prompt_tps as value,
-        row_number() over (partition by source, source_run_id order by prompt_tps) as position,
-        count(prompt_tps) over (partition by source, source_run_id) as n_values
-    from measurements
-    where prompt_tps is not null
-),
-
-prompt_tps_medians as (
-    select
-        source,
-        source_run_id,
-        max(value) filter (where position = {{ int_div('n_values + 1', 2) }}) as low,
-        max(value) filter (where position = {{ int_div('n_values', 2) }} + 1) as high
-    from prompt_tps_ranked
+        {{ median_of_sorted('gen_tps', 'gen_tps_position', 'n_gen_tps') }} as gen_tps_median,
+        {{ median_of_sorted('prompt_tps', 'prompt_tps_position', 'n_prompt_tps') }} as prompt_tps_median
+    from ranked
     group by source, source_run_id
 ),
 
@@ -80,16 +60,14 @@ runs as (
 
 select
     runs.*,
-    gen_tps_medians.low + 0.5 * (gen_tps_medians.high - gen_tps_medians.low) as gen_tps_median,
-    prompt_tps_medians.low + 0.5 * (prompt_tps_medians.high - prompt_tps_medians.low) as prompt_tps_median,
+    medians.gen_tps_median,
+    medians.prompt_tps_median,
     averages.avg_gen_tps as source_avg_gen_tps,
     averages.avg_prompt_tps as source_avg_prompt_tps,
     averages.avg_ttft_ms as source_avg_ttft_ms,
     averages.performance_score as source_performance_score
 from runs
-left join gen_tps_medians
-    on gen_tps_medians.source = runs.source and gen_tps_medians.source_run_id = runs.source_run_id
-left join prompt_tps_medians
-    on prompt_tps_medians.source = runs.source and prompt_tps_medians.source_run_id = runs.source_run_id
+left join medians
+    on medians.source = runs.source and medians.source_run_id = runs.source_run_id
 left join {{ ref('int_localscore__run_averages') }} as averages
     on averages.source = runs.source and averages.source_run_id = runs.source_run_id

@@ -4,7 +4,8 @@
 -- Only trust 'signed' and 'source' rows count (unverified tool outputs stay in
 -- fct_speed_measurements with their trust level); duplicates (is_duplicate) count once, i.e.
 -- the flagged re-submission is left out.
-with measurements as (
+-- read twice (the samples and the group sizes), so computed where read: see not_materialized()
+with measurements as {{ not_materialized() }} (
     select
         hardware_id,
         model_id,
@@ -26,44 +27,74 @@ with measurements as (
         and not is_duplicate
 ),
 
--- per group: the sorted generation speeds (a list), so the order statistics are list lookups
-groups as (
+-- Each sample's place in its group's sort, one window per figure: the medians and the interval's
+-- order statistics are then plain aggregates (median_of_sorted), where median() and a sorted list
+-- per group are holistic and held every group in memory (out of 1 GB at scale 10).
+ranked as (
     select
-        hardware_id, model_id, quant, build_id, engine, config_id, test_profile,
-        bool_or(is_turn_time_derived) as is_turn_time_derived,
-        count(distinct source || '|' || source_run_id) as n_runs,
-        count(*) as n_samples,
-        count(gen_tps) as n_gen_samples,
-        {{ sorted_list('gen_tps') }} as sorted_gen_tps,
-        median(gen_tps) as gen_tps_median,
-        median(prompt_tps) as prompt_tps_median,
-        median(ttft_ms) as ttft_ms_median,
-        median(turn_time_ms) as turn_time_ms_median
+        *,
+        row_number() over (
+            partition by hardware_id, model_id, quant, build_id, engine, config_id, test_profile
+            order by gen_tps nulls last
+        ) as gen_tps_position,
+        count(gen_tps) over (
+            partition by hardware_id, model_id, quant, build_id, engine, config_id, test_profile
+        ) as n_gen_tps,
+        row_number() over (
+            partition by hardware_id, model_id, quant, build_id, engine, config_id, test_profile
+            order by prompt_tps nulls last
+        ) as prompt_tps_position,
+        count(prompt_tps) over (
+            partition by hardware_id, model_id, quant, build_id, engine, config_id, test_profile
+        ) as n_prompt_tps,
+        row_number() over (
+            partition by hardware_id, model_id, quant, build_id, engine, config_id, test_profile
+            order by ttft_ms nulls last
+        ) as ttft_ms_position,
+        count(ttft_ms) over (
+            partition by hardware_id, model_id, quant, build_id, engine, config_id, test_profile
+        ) as n_ttft_ms,
+        row_number() over (
+            partition by hardware_id, model_id, quant, build_id, engine, config_id, test_profile
+            order by turn_time_ms nulls last
+        ) as turn_time_ms_position,
+        count(turn_time_ms) over (
+            partition by hardware_id, model_id, quant, build_id, engine, config_id, test_profile
+        ) as n_turn_time_ms
     from measurements
-    group by all
+),
+
+group_sizes as (
+    select count(gen_tps) as n_gen_tps
+    from measurements
+    group by hardware_id, model_id, quant, build_id, engine, config_id, test_profile
 ),
 
 order_statistic_k as (
-    {{ order_statistic_ci_k('groups', 'n_gen_samples') }}
+    {{ order_statistic_ci_k('group_sizes', 'n_gen_tps') }}
 ),
 
+-- the interval is [x(k), x(n-k+1)], or [min, max] where no k exists (n <= 5)
 summary as (
     select
-        {{ star_except(['sorted_gen_tps'], 'g.') }},
-        case when g.n_gen_samples = 0 then null
-            when k.k is null then {{ list_at('g.sorted_gen_tps', '1') }}
-            else {{ list_at('g.sorted_gen_tps', 'k.k') }}
-        end as gen_tps_ci_low,
-        case when g.n_gen_samples = 0 then null
-            when k.k is null then {{ list_at('g.sorted_gen_tps', 'g.n_gen_samples') }}
-            else {{ list_at('g.sorted_gen_tps', 'g.n_gen_samples - k.k + 1') }}
-        end as gen_tps_ci_high,
-        case when g.n_gen_samples = 0 then null
-            when k.k is null then 'min_max'
+        r.hardware_id, r.model_id, r.quant, r.build_id, r.engine, r.config_id, r.test_profile,
+        bool_or(r.is_turn_time_derived) as is_turn_time_derived,
+        count(distinct r.source || '|' || r.source_run_id) as n_runs,
+        count(*) as n_samples,
+        max(r.n_gen_tps) as n_gen_samples,
+        {{ median_of_sorted('r.gen_tps', 'r.gen_tps_position', 'r.n_gen_tps') }} as gen_tps_median,
+        max(r.gen_tps) filter (where r.gen_tps_position = coalesce(k.k, 1)) as gen_tps_ci_low,
+        max(r.gen_tps) filter (where r.gen_tps_position = r.n_gen_tps - coalesce(k.k, 1) + 1) as gen_tps_ci_high,
+        case when max(r.n_gen_tps) = 0 then null
+            when max(k.k) is null then 'min_max'
             else 'order_statistic'
-        end as interval_method
-    from groups as g
-    left join order_statistic_k as k on g.n_gen_samples = k.n
+        end as interval_method,
+        {{ median_of_sorted('r.prompt_tps', 'r.prompt_tps_position', 'r.n_prompt_tps') }} as prompt_tps_median,
+        {{ median_of_sorted('r.ttft_ms', 'r.ttft_ms_position', 'r.n_ttft_ms') }} as ttft_ms_median,
+        {{ median_of_sorted('r.turn_time_ms', 'r.turn_time_ms_position', 'r.n_turn_time_ms') }} as turn_time_ms_median
+    from ranked as r
+    left join order_statistic_k as k on r.n_gen_tps = k.n
+    group by r.hardware_id, r.model_id, r.quant, r.build_id, r.engine, r.config_id, r.test_profile
 ),
 
 -- rank_best = 1 + #{j : lo_j > hi_i}; rank_worst = 1 + #{j != i : hi_j >= lo_i}
