@@ -96,6 +96,25 @@ def duckdb_memory_limit() -> str:
     return value
 
 
+# dbt's threads on DuckDB: nodes built at once. They share one memory limit, so where data and not
+# dbt's fixed cost dominates (scale 10: two window sorts of 10M samples side by side ran out of
+# 1 GB), 1 builds in the same time, as each DuckDB query already uses every core
+# (docs/benchmarks.md). dbt_project/profiles.yml repeats this default.
+DBT_THREADS_DEFAULT = 2
+DBT_THREADS_ENV = "BENCHWH_DBT_THREADS"
+
+
+def dbt_threads() -> int:
+    """dbt's threads on DuckDB (env BENCHWH_DBT_THREADS, default 2)."""
+    value = os.environ.get(DBT_THREADS_ENV)
+    if not value:
+        return DBT_THREADS_DEFAULT
+    if not value.isdigit() or int(value) < 1:
+        raise SettingError(f"{DBT_THREADS_ENV}={value!r}: expected a whole number of dbt nodes built at once, "
+                           f"1 or more (default {DBT_THREADS_DEFAULT})")
+    return int(value)
+
+
 def duckdb_config(home_dir: Path | None = None, file_less: bool = False) -> dict[str, str]:
     """The `config` of a DuckDB connection that does heavy work. A file's connection spills next to
     its file (`<file>.tmp`); a file-less one would spill to ./.tmp, outside the home, so it gets a
@@ -162,7 +181,7 @@ def check_settings() -> list[str]:
         problem = _folder_problem("DAGSTER_HOME", Path(os.environ["DAGSTER_HOME"]).expanduser().resolve())
         if problem:
             problems.append(problem)
-    for check in (max_concurrent, duckdb_memory_limit, lock_wait_s):
+    for check in (max_concurrent, duckdb_memory_limit, dbt_threads, lock_wait_s):
         try:
             check()
         except SettingError as exc:

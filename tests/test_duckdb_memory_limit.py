@@ -55,14 +55,20 @@ def test_the_profile_default_is_the_settings_default():
     match = re.fullmatch(r"\{\{ env_var\('BENCHWH_DUCKDB_MEMORY_LIMIT', '([^']*)'\) \}\}", options["memory_limit"])
     assert match, options["memory_limit"]
     assert match.group(1) == config.DUCKDB_MEMORY_LIMIT_DEFAULT
+    threads = yaml.safe_load(PROFILES.read_text())["benchwh"]["outputs"]["build"]["threads"]
+    match = re.fullmatch(r"\{\{ env_var\('BENCHWH_DBT_THREADS', '(\d+)'\) \| as_number \}\}", threads)
+    assert match, threads
+    assert int(match.group(1)) == config.DBT_THREADS_DEFAULT
 
 
 def test_dbt_builds_under_the_setting_and_its_default(tmp_path):
-    chosen = dbt_settings(tmp_path / "set", BENCHWH_DUCKDB_MEMORY_LIMIT="700MB")
+    chosen = dbt_settings(tmp_path / "set", BENCHWH_DUCKDB_MEMORY_LIMIT="700MB", BENCHWH_DBT_THREADS="1")
     assert chosen["memory_limit"] == duckdb_says("700MB")
+    assert "Concurrency: 1 threads" in (tmp_path / "set" / "logs" / "dbt.log").read_text()
     # the profile's other database option, given at connect as memory_limit is (config_options)
     assert chosen["preserve_insertion_order"] is False
     assert dbt_settings(tmp_path / "default")["memory_limit"] == duckdb_says(config.DUCKDB_MEMORY_LIMIT_DEFAULT)
+    assert f"Concurrency: {config.DBT_THREADS_DEFAULT} threads" in (tmp_path / "default" / "logs" / "dbt.log").read_text()
 
 
 def test_publish_connections_take_the_setting(home, monkeypatch):

@@ -11,7 +11,8 @@ def error_line(proc) -> str:
 
 
 BAD_SETTINGS = [("BENCHWH_MAX_RPS", v, "positive number") for v in ("abc", "0", "-1", "nan", "inf")] + [
-    ("BENCHWH_DUCKDB_MEMORY_LIMIT", v, "1.5GB") for v in ("abc", "1000000000", "0GB", "-1GB", "150%", "1.5 G B")]
+    ("BENCHWH_DUCKDB_MEMORY_LIMIT", v, "1.5GB") for v in ("abc", "1000000000", "0GB", "-1GB", "150%", "1.5 G B")] + [
+    ("BENCHWH_DBT_THREADS", v, "whole number") for v in ("0", "two", "-1", "1.5")]
 
 
 @pytest.mark.parametrize("env,value,expected", BAD_SETTINGS)

@@ -4,10 +4,60 @@
 -- the source's own result pages) and, where the source is LocalScore, LocalScore's own run
 -- averages (the median over the row's runs of each run's avg gen/prompt tok/s, avg TTFT and
 -- performance score: what LocalScore prints, not the median of its tests).
-with measurements as (
-    select * from {{ ref('fct_speed_measurements') }}
+-- Medians from window sorts (median_of_sorted) and distinct values from distinct rows, not
+-- median() and lists per group: those are holistic and held every group in memory (out of 1 GB
+-- at scale 10, docs/dbt.md). measurements is read three times, so computed where read.
+with measurements as {{ not_materialized() }} (
+    select
+        build_id,
+        hardware_id,
+        coalesce(engine, 'unknown') as engine,
+        model_id,
+        quant,
+        source,
+        source_run_id,
+        test_name,
+        gen_tps,
+        prompt_tps,
+        measured_at
+    from {{ ref('fct_speed_measurements') }}
     -- one configuration per build and machine (fct_speed_measurements.is_preferred_config): medians never pool settings
     where is_countable and not is_duplicate and is_preferred_config and build_id is not null
+),
+
+localscore_runs as (
+    select
+        build_id,
+        hardware_id,
+        engine,
+        source_run_id,
+        measured_at,
+        source_avg_gen_tps,
+        source_avg_prompt_tps,
+        source_avg_ttft_ms,
+        source_performance_score,
+        row_number() over (
+            partition by build_id, hardware_id, engine
+            order by source_avg_gen_tps nulls last
+        ) as source_avg_gen_tps_position,
+        count(source_avg_gen_tps) over (partition by build_id, hardware_id, engine) as n_source_avg_gen_tps,
+        row_number() over (
+            partition by build_id, hardware_id, engine
+            order by source_avg_prompt_tps nulls last
+        ) as source_avg_prompt_tps_position,
+        count(source_avg_prompt_tps) over (partition by build_id, hardware_id, engine) as n_source_avg_prompt_tps,
+        row_number() over (
+            partition by build_id, hardware_id, engine
+            order by source_avg_ttft_ms nulls last
+        ) as source_avg_ttft_ms_position,
+        count(source_avg_ttft_ms) over (partition by build_id, hardware_id, engine) as n_source_avg_ttft_ms,
+        row_number() over (
+            partition by build_id, hardware_id, engine
+            order by source_performance_score nulls last
+        ) as source_performance_score_position,
+        count(source_performance_score) over (partition by build_id, hardware_id, engine) as n_source_performance_score
+    from {{ ref('fct_speed_runs') }}
+    where source = 'localscore' and trust = 'source' and not is_duplicate and build_id is not null
 ),
 
 run_averages as (
@@ -15,39 +65,99 @@ run_averages as (
         build_id,
         hardware_id,
         engine,
-        median(source_avg_gen_tps) as localscore_avg_gen_tps,
-        median(source_avg_prompt_tps) as localscore_avg_prompt_tps,
-        median(source_avg_ttft_ms) as localscore_avg_ttft_ms,
-        median(source_performance_score) as localscore_performance_score,
+        {{ median_of_sorted('source_avg_gen_tps', 'source_avg_gen_tps_position', 'n_source_avg_gen_tps') }}
+            as localscore_avg_gen_tps,
+        {{ median_of_sorted('source_avg_prompt_tps', 'source_avg_prompt_tps_position', 'n_source_avg_prompt_tps') }}
+            as localscore_avg_prompt_tps,
+        {{ median_of_sorted('source_avg_ttft_ms', 'source_avg_ttft_ms_position', 'n_source_avg_ttft_ms') }}
+            as localscore_avg_ttft_ms,
+        {{ median_of_sorted('source_performance_score', 'source_performance_score_position',
+            'n_source_performance_score') }} as localscore_performance_score,
         count(*) as n_localscore_runs,
         {{ first_by('source_run_id', ['measured_at desc', 'source_run_id desc']) }} as latest_localscore_run_id
-    from {{ ref('fct_speed_runs') }}
-    where source = 'localscore' and trust = 'source' and not is_duplicate and build_id is not null
+    from localscore_runs
+    group by build_id, hardware_id, engine
+),
+
+ranked as (
+    select
+        *,
+        row_number() over (
+            partition by build_id, hardware_id, engine
+            order by gen_tps nulls last
+        ) as gen_tps_position,
+        count(gen_tps) over (partition by build_id, hardware_id, engine) as n_gen_tps,
+        row_number() over (
+            partition by build_id, hardware_id, engine
+            order by prompt_tps nulls last
+        ) as prompt_tps_position,
+        count(prompt_tps) over (partition by build_id, hardware_id, engine) as n_prompt_tps
+    from measurements
+),
+
+speeds as (
+    select
+        build_id,
+        hardware_id,
+        engine,
+        any_value(model_id) as model_id,
+        any_value(quant) as quant,
+        {{ median_of_sorted('gen_tps', 'gen_tps_position', 'n_gen_tps') }} as gen_tps_median,
+        {{ median_of_sorted('prompt_tps', 'prompt_tps_position', 'n_prompt_tps') }} as prompt_tps_median,
+        count(*) as n_samples,
+        max(measured_at) as last_measured_at
+    from ranked
+    group by build_id, hardware_id, engine
+),
+
+runs as (
+    select
+        build_id,
+        hardware_id,
+        engine,
+        count(*) as n_runs,
+        {{ string_agg_distinct("source", ", ") }} as sources,
+        {{ string_agg_distinct("source || ':' || source_run_id", ", ") }} as run_ids
+    from (select distinct build_id, hardware_id, engine, source, source_run_id from measurements) as distinct_runs
+    group by build_id, hardware_id, engine
+),
+
+tests as (
+    select
+        build_id,
+        hardware_id,
+        engine,
+        count(test_name) as n_tests,
+        {{ string_agg_distinct("test_name", ", ") }} as test_names
+    from (select distinct build_id, hardware_id, engine, test_name from measurements) as distinct_tests
     group by build_id, hardware_id, engine
 ),
 
 rows as (
     select
-        measurements.build_id,
-        measurements.hardware_id,
-        coalesce(measurements.engine, 'unknown') as engine,
-        any_value(measurements.model_id) as model_id,
-        any_value(model.name) as model_name,
-        any_value(measurements.quant) as quant,
-        any_value(hardware.name) as hardware_name,
-        median(measurements.gen_tps) as gen_tps_median,
-        median(measurements.prompt_tps) as prompt_tps_median,
-        count(distinct measurements.source || '|' || measurements.source_run_id) as n_runs,
-        count(*) as n_samples,
-        count(distinct measurements.test_name) as n_tests,
-        {{ string_agg_distinct("measurements.source", ", ") }} as sources,
-        {{ string_agg_distinct("measurements.test_name", ", ") }} as test_names,
-        {{ string_agg_distinct("measurements.source || ':' || measurements.source_run_id", ", ") }} as run_ids,
-        max(measurements.measured_at) as last_measured_at
-    from measurements
-    left join {{ ref('dim_hardware') }} as hardware on hardware.hardware_id = measurements.hardware_id
-    left join {{ ref('dim_model') }} as model on model.model_id = measurements.model_id
-    group by measurements.build_id, measurements.hardware_id, coalesce(measurements.engine, 'unknown')
+        speeds.build_id,
+        speeds.hardware_id,
+        speeds.engine,
+        speeds.model_id,
+        model.name as model_name,
+        speeds.quant,
+        hardware.name as hardware_name,
+        speeds.gen_tps_median,
+        speeds.prompt_tps_median,
+        runs.n_runs,
+        speeds.n_samples,
+        tests.n_tests,
+        runs.sources,
+        tests.test_names,
+        runs.run_ids,
+        speeds.last_measured_at
+    from speeds
+    inner join runs
+        on runs.build_id = speeds.build_id and runs.hardware_id = speeds.hardware_id and runs.engine = speeds.engine
+    inner join tests
+        on tests.build_id = speeds.build_id and tests.hardware_id = speeds.hardware_id and tests.engine = speeds.engine
+    left join {{ ref('dim_hardware') }} as hardware on hardware.hardware_id = speeds.hardware_id
+    left join {{ ref('dim_model') }} as model on model.model_id = speeds.model_id
 )
 
 select

@@ -12,59 +12,77 @@ countries as (
     select * from {{ ref('country_codes') }}
 ),
 
-grid as (
-    select area, iso3, year, gco2_per_kwh, area = 'World' as is_world
+-- Each area's years as spans: a year's intensity holds from that year until the area's next one;
+-- the earliest year also covers every year before it. One span matches any run year, so a run
+-- joins its country's span, else World's, reading the runs once (a window over runs x grid rows
+-- read them twice, and DuckDB held them in memory: out of 1 GB at scale 10).
+grid_spans as (
+    select
+        area,
+        iso3,
+        year,
+        gco2_per_kwh,
+        area = 'World' as is_world,
+        lead(year) over (partition by area order by year) as next_year,
+        year = min(year) over (partition by area) as is_earliest
     from {{ ref('fct_grid_intensity') }}
 ),
 
-candidates as (
+runs_dated as (
     select
-        runs.source,
-        runs.source_run_id,
-        grid.area,
-        grid.year,
-        grid.gco2_per_kwh,
-        grid.is_world,
-        row_number() over (
-            partition by runs.source, runs.source_run_id
-            order by
-                grid.is_world,  -- the country first, World as the fallback
-                grid.year <= year(coalesce(runs.measured_at, runs.received_at)) desc,
-                case
-                    when grid.year <= year(coalesce(runs.measured_at, runs.received_at)) then -grid.year
-                    else grid.year
-                end
-        ) as preference
+        runs.*,
+        countries.iso3,
+        year(coalesce(runs.measured_at, runs.received_at)) as run_year
     from runs
     left join countries
         on countries.iso2 = runs.country
-    inner join grid
-        on (grid.iso3 = countries.iso3 and not grid.is_world) or grid.is_world
+),
+
+chosen as (
+    select
+        runs_dated.*,
+        coalesce(country_grid.area, world_grid.area) as grid_area,
+        coalesce(country_grid.year, world_grid.year) as grid_year,
+        coalesce(country_grid.gco2_per_kwh, world_grid.gco2_per_kwh) as gco2_per_kwh,
+        country_grid.area is null as is_world
+    from runs_dated
+    left join grid_spans as country_grid
+        on country_grid.iso3 = runs_dated.iso3
+        and not country_grid.is_world
+        and case
+            when runs_dated.run_year is null then country_grid.is_earliest
+            else (country_grid.year <= runs_dated.run_year or country_grid.is_earliest)
+                and (country_grid.next_year is null or runs_dated.run_year < country_grid.next_year)
+        end
+    left join grid_spans as world_grid
+        on world_grid.is_world
+        and case
+            when runs_dated.run_year is null then world_grid.is_earliest
+            else (world_grid.year <= runs_dated.run_year or world_grid.is_earliest)
+                and (world_grid.next_year is null or runs_dated.run_year < world_grid.next_year)
+        end
 )
 
 select
-    runs.source,
-    runs.source_run_id,
-    runs.hardware_id,
-    runs.machine_id,
-    runs.build_id,
-    runs.model_id,
-    runs.engine,
-    runs.trust,
-    runs.is_countable,
-    runs.measured_at,
-    runs.j_per_token,
-    runs.method,
-    runs.energy_basis,
-    runs.country,
-    chosen.area as grid_area,
-    chosen.year as grid_year,
-    chosen.gco2_per_kwh,
-    case when chosen.is_world then 'world' else 'country' end as grid_basis,
+    source,
+    source_run_id,
+    hardware_id,
+    machine_id,
+    build_id,
+    model_id,
+    engine,
+    trust,
+    is_countable,
+    measured_at,
+    j_per_token,
+    method,
+    energy_basis,
+    country,
+    grid_area,
+    grid_year,
+    gco2_per_kwh,
+    case when is_world then 'world' else 'country' end as grid_basis,
     -- J/token x 1e6 / 3.6e6 x gCO2/kWh, written as J/token x gCO2/kWh / 3.6 (same value, fewer roundings)
-    runs.j_per_token * chosen.gco2_per_kwh / 3.6 as gco2_per_mtok
-from runs
-inner join candidates as chosen
-    on chosen.source = runs.source
-    and chosen.source_run_id = runs.source_run_id
-    and chosen.preference = 1
+    j_per_token * gco2_per_kwh / 3.6 as gco2_per_mtok
+from chosen
+where grid_area is not null
