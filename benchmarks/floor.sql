@@ -46,7 +46,9 @@ create macro provisional(key, raw) as
         case when nullif(trim(cast(raw as varchar)), '') is null then 'unknown'
              else 'raw-' || substr(md5(cast(raw as varchar)), 1, 10) end);
 
-create table floor_speed_summary as
+-- Four statements, each a table (as dbt's layers are): a CTE read twice is held in memory by
+-- DuckDB, where a table spills; at scale 10 one statement ran out of the 1 GB limit.
+create table samples as
 with
 ls_runs as (
     select run_id, created_at, accelerator_name, accelerator_memory_gb, model_name, model_quant,
@@ -125,11 +127,15 @@ lr as (
         config_id
     from lr_joined
 ),
-samples as (
+lr_and_ls as (
     select * from ls
     union all
     select * from lr
-),
+)
+select * from lr_and_ls;
+
+create table one_per_sample as
+with
 -- name resolution on the distinct names only
 hw_catalogue as (
     select hardware_id, name, vendor, kind, cast(memory_gb as double) as memory_gb
@@ -271,43 +277,58 @@ resolved as (
     left join quants as q
         on s.raw_quant is not distinct from q.raw_quant
         and s.model_file_name is not distinct from q.model_file_name
-),
-one_per_sample as (
-    select * from resolved
-    qualify row_number() over (partition by source, source_run_id, sample_index
-                               order by measured_at, test_name, gen_tps, prompt_tps, ttft_ms) = 1
-),
+)
+select * from resolved
+qualify row_number() over (partition by source, source_run_id, sample_index
+                               order by measured_at, test_name, gen_tps, prompt_tps, ttft_ms) = 1;
+
+create table measurements as
+with
 run_prints as (
     select source, source_run_id, min(measured_at) as run_at, any_value(hardware_id) as hardware_id,
            any_value(build_id) as build_id, any_value(engine) as engine,
            any_value(engine_version) as engine_version, any_value(config_id) as config_id,
-           md5(string_agg(concat_ws('|', test_name, n_prompt, n_gen, gen_tps, prompt_tps, ttft_ms, turn_time_ms),
-                          ';' order by sample_index)) as fingerprint
+           -- the mart's fingerprint: a hash per sample, combined in any order (an ordered string_agg
+           -- per run is holistic and ran out of 1 GB at scale 10)
+           count(*) as n_samples,
+           bit_xor(hash(sample_index, test_name, n_prompt, n_gen, gen_tps, prompt_tps, ttft_ms, turn_time_ms))
+               as fingerprint
     from one_per_sample
     group by source, source_run_id
 ),
 resubmissions as (
     select source, source_run_id,
            coalesce(run_at - lag(run_at) over (
-               partition by hardware_id, build_id, engine, engine_version, config_id, fingerprint
+               partition by hardware_id, build_id, engine, engine_version, config_id, n_samples, fingerprint
                order by run_at, source, source_run_id) <= interval 30 minute, false) as is_resubmission
     from run_prints
-),
-measurements as (
-    select s.hardware_id, s.model_id, s.quant, coalesce(s.engine, 'unknown') as engine, s.config_id,
+)
+select s.hardware_id, s.model_id, s.quant, coalesce(s.engine, 'unknown') as engine, s.config_id,
            s.test_name as test_profile, s.build_id, s.source, s.source_run_id,
            s.gen_tps, s.prompt_tps, s.ttft_ms, s.turn_time_ms
     from one_per_sample as s
     inner join resubmissions as r using (source, source_run_id)
-    where s.trust in ('signed', 'source') and not (s.is_duplicate or r.is_resubmission)
-),
-ordered as (
-    select hardware_id, build_id, engine, config_id, test_profile, gen_tps,
-           row_number() over w as position,
-           count(*) over (partition by hardware_id, build_id, engine, config_id, test_profile) as n
+    where s.trust in ('signed', 'source') and not (s.is_duplicate or r.is_resubmission);
+
+-- medians and the interval's order statistics from one window sort per figure (spills), as
+-- marts.fct_speed_summary; median() per group is holistic and held every group in memory
+create table floor_speed_summary as
+with
+ranked as (
+    select *,
+           row_number() over (partition by hardware_id, build_id, engine, config_id, test_profile
+                              order by gen_tps nulls last) as gen_position,
+           count(gen_tps) over (partition by hardware_id, build_id, engine, config_id, test_profile) as n_gen,
+           row_number() over (partition by hardware_id, build_id, engine, config_id, test_profile
+                              order by prompt_tps nulls last) as prompt_position,
+           count(prompt_tps) over (partition by hardware_id, build_id, engine, config_id, test_profile) as n_prompt,
+           row_number() over (partition by hardware_id, build_id, engine, config_id, test_profile
+                              order by ttft_ms nulls last) as ttft_position,
+           count(ttft_ms) over (partition by hardware_id, build_id, engine, config_id, test_profile) as n_ttft,
+           row_number() over (partition by hardware_id, build_id, engine, config_id, test_profile
+                              order by turn_time_ms nulls last) as turn_position,
+           count(turn_time_ms) over (partition by hardware_id, build_id, engine, config_id, test_profile) as n_turn
     from measurements
-    where gen_tps is not null
-    window w as (partition by hardware_id, build_id, engine, config_id, test_profile order by gen_tps)
 ),
 -- k of the order-statistic 95% interval of the median: largest k with P(Bin(n, 1/2) <= k-1) <= 0.025
 order_statistic_k as (
@@ -317,37 +338,40 @@ order_statistic_k as (
                sum(exp(lgamma(n + 1) - lgamma(i + 1) - lgamma(n - i + 1) - n * ln(2)))
                    over (partition by n order by i rows between unbounded preceding and current row) as cdf
         from (select n, unnest(range(0, n // 2 + 1)) as i
-              from (select distinct cast(n as bigint) as n from ordered where n >= 1))
+              from (select distinct count(gen_tps) as n from measurements
+                    group by hardware_id, build_id, engine, config_id, test_profile having count(gen_tps) >= 1))
     )
     group by n
 ),
-intervals as (
-    select o.hardware_id, o.build_id, o.engine, o.config_id, o.test_profile,
-           case when any_value(k.k) is null then min(o.gen_tps)
-                else max(case when o.position = k.k then o.gen_tps end) end as gen_tps_ci_low,
-           case when any_value(k.k) is null then max(o.gen_tps)
-                else max(case when o.position = o.n - k.k + 1 then o.gen_tps end) end as gen_tps_ci_high,
-           case when any_value(k.k) is null then 'min_max' else 'order_statistic' end as interval_method
-    from ordered as o
-    left join order_statistic_k as k on o.n = k.n
-    group by all
-),
-groups as (
-    select hardware_id, model_id, quant, build_id, engine, config_id, test_profile,
-           count(distinct source || '|' || source_run_id) as n_runs,
-           count(*) as n_samples,
-           count(gen_tps) as n_gen_samples,
-           median(gen_tps) as gen_tps_median,
-           median(prompt_tps) as prompt_tps_median,
-           median(ttft_ms) as ttft_ms_median,
-           median(turn_time_ms) as turn_time_ms_median
-    from measurements
-    group by all
-),
 summary as (
-    select g.*, i.gen_tps_ci_low, i.gen_tps_ci_high, i.interval_method
-    from groups as g
-    left join intervals as i using (hardware_id, build_id, engine, config_id, test_profile)
+    select r.hardware_id, r.model_id, r.quant, r.build_id, r.engine, r.config_id, r.test_profile,
+           count(distinct r.source || '|' || r.source_run_id) as n_runs,
+           count(*) as n_samples,
+           max(r.n_gen) as n_gen_samples,
+           max(r.gen_tps) filter (where r.gen_position = (r.n_gen + 1) // 2) as gen_lo,
+           max(r.gen_tps) filter (where r.gen_position = r.n_gen // 2 + 1) as gen_hi,
+           max(r.prompt_tps) filter (where r.prompt_position = (r.n_prompt + 1) // 2) as prompt_lo,
+           max(r.prompt_tps) filter (where r.prompt_position = r.n_prompt // 2 + 1) as prompt_hi,
+           max(r.ttft_ms) filter (where r.ttft_position = (r.n_ttft + 1) // 2) as ttft_lo,
+           max(r.ttft_ms) filter (where r.ttft_position = r.n_ttft // 2 + 1) as ttft_hi,
+           max(r.turn_time_ms) filter (where r.turn_position = (r.n_turn + 1) // 2) as turn_lo,
+           max(r.turn_time_ms) filter (where r.turn_position = r.n_turn // 2 + 1) as turn_hi,
+           max(r.gen_tps) filter (where r.gen_position = coalesce(k.k, 1)) as gen_tps_ci_low,
+           max(r.gen_tps) filter (where r.gen_position = r.n_gen - coalesce(k.k, 1) + 1) as gen_tps_ci_high,
+           case when max(r.n_gen) = 0 then null when max(k.k) is null then 'min_max'
+                else 'order_statistic' end as interval_method
+    from ranked as r
+    left join order_statistic_k as k on r.n_gen = k.n
+    group by r.hardware_id, r.model_id, r.quant, r.build_id, r.engine, r.config_id, r.test_profile
+),
+medians as (
+    -- lo + 0.5 x (hi - lo): median()'s own interpolation
+    select *,
+           gen_lo + 0.5 * (gen_hi - gen_lo) as gen_tps_median,
+           prompt_lo + 0.5 * (prompt_hi - prompt_lo) as prompt_tps_median,
+           ttft_lo + 0.5 * (ttft_hi - ttft_lo) as ttft_ms_median,
+           turn_lo + 0.5 * (turn_hi - turn_lo) as turn_time_ms_median
+    from summary
 ),
 ranks as (
     select i.hardware_id, i.build_id, i.engine, i.config_id, i.test_profile,
@@ -355,8 +379,8 @@ ranks as (
            1 + count(case when not (j.build_id = i.build_id and j.engine = i.engine and j.config_id = i.config_id)
                            and j.gen_tps_ci_high >= i.gen_tps_ci_low then 1 end) as rank_worst,
            count(*) as rank_of
-    from summary as i
-    inner join summary as j
+    from medians as i
+    inner join medians as j
         on i.hardware_id = j.hardware_id and i.test_profile = j.test_profile and j.gen_tps_ci_low is not null
     where i.gen_tps_ci_low is not null
     group by all
@@ -364,5 +388,5 @@ ranks as (
 select s.hardware_id, s.model_id, s.quant, s.engine, s.config_id, s.test_profile, s.build_id, s.n_runs, s.n_samples,
        s.n_gen_samples, s.gen_tps_median, s.gen_tps_ci_low, s.gen_tps_ci_high, s.interval_method,
        s.prompt_tps_median, s.ttft_ms_median, s.turn_time_ms_median, r.rank_best, r.rank_worst, r.rank_of
-from summary as s
+from medians as s
 left join ranks as r using (hardware_id, build_id, engine, config_id, test_profile);

@@ -12,6 +12,7 @@ import math
 
 import vl_convert as vlc
 
+from site_builder.fmt import build_label, usd
 
 # the font vl-convert measures labels with (it bundles Liberation Sans) is the one the browser draws
 # them in (Debian's chromium pulls fonts-liberation), so long labels are not clipped
@@ -74,7 +75,7 @@ def speed_against_price(rows: list[dict], api_price: float | None) -> str | None
          "encoding": {"text": _field("machine", "nominal"), "x": x, "y": y}},
     ]
     if api_price:
-        api = _dataset([{"price": _num(float(api_price)), "label": f"OpenRouter ${api_price:.2f}"}], datasets)
+        api = _dataset([{"price": _num(float(api_price)), "label": f"OpenRouter {usd(api_price)}"}], datasets)
         layers.append({"data": api, "mark": {"type": "rule", "color": "#dc2626", "strokeDash": [6, 4]},
                        "encoding": {"x": _field("price", "quantitative")}})
         layers.append({"data": api, "mark": {"type": "text", "align": "left", "baseline": "bottom", "color": "#dc2626",
@@ -90,12 +91,11 @@ def fits_on_bars(fits: list[dict], builds: list[dict]) -> str | None:
     if not fits:
         return None
     datasets: dict = {}
-    kinds = [f"{r['machine_kind']} ({'on the card' if r['memory_kind'] == 'card' else 'RAM'})" for r in fits]
-    bars = _dataset([{"kind": k, "bytes": r["memory_bytes"], "held": "holds every build" if r["holds_every_build"]
-                      else "holds some builds" if r["builds_held"] else "holds none"}
-                     for k, r in zip(kinds, fits)], datasets)
-    ticks = _dataset([{"build": f"{b['quant']} by {b['quantizer']}" if b["quantizer"] else b["quant"],
-                       "bytes": b["fits_needed_bytes"]} for b in builds if b["fits_needed_bytes"]], datasets)
+    kinds = [r["kind_label"] for r in fits]
+    bars = _dataset([{"kind": r["kind_label"], "bytes": r["memory_bytes"], "held": r["held_state"]} for r in fits],
+                    datasets)
+    ticks = _dataset([{"build": build_label(b["quant"], b["quantizer"]), "bytes": b["fits_needed_bytes"]}
+                      for b in builds if b["fits_needed_bytes"]], datasets)
     gib = [{"calculate": f"datum.bytes / {GIB}", "as": "gib"}]
     x = _field("gib", "quantitative", title="memory, GiB (ticks: each build's size plus a fifth for the prompt)")
     layers = [
@@ -117,7 +117,7 @@ def carbon_bars(lowest: list[dict]) -> str | None:
     if not pts:
         return None
     datasets: dict = {}
-    labels = [f"{r['machine_label']} · {r['quant']}" for r in pts]
+    labels = [r["bar_label"] for r in pts]
     data = _dataset([{"machine": label, "grams": _num(float(r["gco2_per_mtok"])), "method": r["method"]}
                      for label, r in zip(labels, pts)], datasets)
     encoding = {

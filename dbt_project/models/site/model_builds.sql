@@ -51,21 +51,6 @@ memory as (
     select build_id, estimated_bytes, packager
     from {{ ref('fct_memory_requirements') }}
     where is_default_context
-),
-
-sized as (
-    select
-        builds.build_id,
-        coalesce(peaks.measured_peak_bytes, memory.estimated_bytes, builds.file_size_bytes) as held_bytes,
-        case
-            when builds.is_measured
-                and coalesce(peaks.measured_peak_bytes, memory.estimated_bytes, builds.file_size_bytes) > 0
-                then 1
-            else 0
-        end as is_measured_and_sized
-    from builds
-    left join peaks on peaks.build_id = builds.build_id
-    left join memory on memory.build_id = builds.build_id
 )
 
 select
@@ -92,18 +77,13 @@ select
     speeds.engines,
     speeds.best_engine,
     speeds.best_hardware_id,
-    -- what site.model_fits_on counts this build as needing (its tick on the fits-on bars): the
-    -- size it held (measured peak, else estimate, else the file) plus a fifth for the prompt;
-    -- null for a build fits-on leaves out (unmeasured while the model has a measured, sized build)
-    case
-        when sized.held_bytes > 0
-            and (builds.is_measured or max(sized.is_measured_and_sized) over (partition by builds.model_id) = 0)
-            then cast(ceil(sized.held_bytes * 1.2) as bigint)
-    end as fits_needed_bytes
+    -- what site.model_fits_on counts this build as needing (its tick on the fits-on bars); null for
+    -- a build fits-on leaves out (marts.fct_build_fit)
+    case when fit.is_counted then fit.needed_bytes end as fits_needed_bytes
 from builds
 left join {{ ref('dim_model') }} as model on model.model_id = builds.model_id
 left join memory on memory.build_id = builds.build_id
 left join speeds on speeds.build_id = builds.build_id
 left join recall on recall.build_id = builds.build_id
 left join peaks on peaks.build_id = builds.build_id
-left join sized on sized.build_id = builds.build_id
+left join {{ ref('fct_build_fit') }} as fit on fit.build_id = builds.build_id

@@ -70,18 +70,26 @@ lowest_counts as (
     from carbon
     where is_lowest_on_machine
     group by model_id
+),
+
+labelled as (
+    select
+        {{ star_except(['base_label'], 'carbon.') }},
+        -- two machines that read alike ("Linux · NVIDIA 24 GB · ...") are told apart by their id, as
+        -- the reference page does ("Gram ·a5be46"): a bar per machine, never two stacked under one name
+        case
+            when {{ count_distinct_over('carbon.machine_id', 'carbon.model_id, carbon.base_label') }} > 1
+                then carbon.base_label || ' · ' || substr(replace(carbon.machine_id, 'machine:', ''), 1, 6)
+            else carbon.base_label
+        end as machine_label,
+        cast(lowest_counts.n_machines as bigint) as n_machines,
+        cast(lowest_counts.n_machines_sensor as bigint) as n_machines_sensor
+    from carbon
+    inner join lowest_counts on lowest_counts.model_id = carbon.model_id
 )
 
+-- the bar's name as the chart draws it: the machine and the build
 select
-    {{ star_except(['base_label'], 'carbon.') }},
-    -- two machines that read alike ("Linux · NVIDIA 24 GB · ...") are told apart by their id, as
-    -- the reference page does ("Gram ·a5be46"): a bar per machine, never two stacked under one name
-    case
-        when {{ count_distinct_over('carbon.machine_id', 'carbon.model_id, carbon.base_label') }} > 1
-            then carbon.base_label || ' · ' || substr(replace(carbon.machine_id, 'machine:', ''), 1, 6)
-        else carbon.base_label
-    end as machine_label,
-    cast(lowest_counts.n_machines as bigint) as n_machines,
-    cast(lowest_counts.n_machines_sensor as bigint) as n_machines_sensor
-from carbon
-inner join lowest_counts on lowest_counts.model_id = carbon.model_id
+    *,
+    machine_label || ' · ' || quant as bar_label
+from labelled

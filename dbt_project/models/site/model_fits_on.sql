@@ -1,10 +1,7 @@
 -- Reference page "What it fits on" (model-page-llama-3.2-3b.txt): per model, each kind of machine
 -- on the network (dim_machine.machine_kind of every machine with trusted runs) with its memory
 -- (its cards', else its RAM), the model's smallest build, and how many of the model's builds it
--- holds. A build needs the size it held plus a fifth for the prompt, as the page states: held =
--- the largest peak a trusted run measured, else the estimate at the default context, else the
--- file size. The builds counted are the measured ones with a known size; a model none of whose
--- measured builds has a size counts its listed builds.
+-- holds: what each build needs and which builds count are marts.fct_build_fit's.
 with machines as (
     select distinct
         machine.machine_kind, machine.usable_memory_bytes as memory_bytes,
@@ -24,40 +21,10 @@ kinds as (
     group by machine_kind
 ),
 
-peaks as (
-    select build_id, max(peak_memory_bytes) as peak_bytes
-    from {{ ref('fct_speed_measurements') }}
-    where is_countable and not is_duplicate and peak_memory_bytes > 0
-    group by build_id
-),
-
-estimates as (
-    select build_id, estimated_bytes from {{ ref('fct_memory_requirements') }}
-    where is_default_context
-),
-
-sized as (
-    select
-        builds.model_id,
-        builds.build_id,
-        builds.is_measured,
-        coalesce(peaks.peak_bytes, estimates.estimated_bytes, builds.file_size_bytes) as held_bytes
-    from {{ ref('dim_model_build') }} as builds
-    left join peaks on peaks.build_id = builds.build_id
-    left join estimates on estimates.build_id = builds.build_id
-),
-
 counted as (
-    select model_id, build_id, is_measured, held_bytes, needed_bytes
-    from (
-        select
-            sized.*,
-            cast(ceil(held_bytes * 1.2) as bigint) as needed_bytes,
-            bool_or(is_measured) over (partition by model_id) as has_measured_build
-        from sized
-        where held_bytes > 0
-    ) as sized_builds
-    where is_measured or not has_measured_build
+    select model_id, build_id, held_bytes, needed_bytes
+    from {{ ref('fct_build_fit') }}
+    where is_counted
 ),
 
 smallest as (
@@ -91,5 +58,12 @@ select
     fits.builds_held = fits.builds_total as holds_every_build,
     cast(count(*) over (partition by fits.model_id) as bigint) as n_kinds,
     cast(sum(case when fits.builds_held > 0 then 1 else 0 end) over (partition by fits.model_id) as bigint)
-        as n_kinds_holding
+        as n_kinds_holding,
+    -- the bar's name and colour key, as the chart draws them
+    fits.machine_kind || case when fits.memory_kind = 'card' then ' (on the card)' else ' (RAM)' end as kind_label,
+    case
+        when fits.builds_held = fits.builds_total then 'holds every build'
+        when fits.builds_held > 0 then 'holds some builds'
+        else 'holds none'
+    end as held_state
 from fits
