@@ -35,5 +35,5 @@ def keep(path: Path, stamp: tuple | None, value: object) -> None:
 
 
 def forget_all() -> None:
-    """Drop every kept parse (a refresh does once landing is checked: ~200 MB at scale 1)."""
+    """Drop every kept parse (a refresh does once landing is checked: ~100 MB at scale 1)."""
     _KEPT.clear()

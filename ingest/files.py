@@ -11,6 +11,7 @@ import os
 import secrets
 import shutil
 from pathlib import Path
+from typing import Iterator
 
 
 def printable(text: str) -> str:
@@ -88,16 +89,26 @@ def write_quietly(final: Path, body: bytes | str) -> None:
         pass
 
 
-def file_lines(path: Path) -> list[str]:
-    """The lines of a JSON-lines file as iterating over it gives them ("\n" alone ends a line), without
-    their newlines; [] when there is no file."""
+LINES_PER_CHUNK = 20_000
+
+
+def file_line_chunks(path: Path, size: int = LINES_PER_CHUNK) -> Iterator[list[str]]:
+    """The lines of a JSON-lines file ("\n" alone ends a line), without their newlines, `size` at a
+    time; nothing when there is no file. A manifest or ledger log of a million lines is then never
+    held whole as text, only one chunk of it."""
     try:
-        lines = path.read_text(encoding="utf-8").split("\n")
+        fh = path.open(encoding="utf-8", newline="\n")
     except FileNotFoundError:
-        return []
-    if lines[-1] == "":
-        lines.pop()  # after the last newline
-    return lines
+        return
+    with fh:
+        chunk: list[str] = []
+        for line in fh:
+            chunk.append(line[:-1] if line.endswith("\n") else line)
+            if len(chunk) == size:
+                yield chunk
+                chunk = []
+        if chunk:
+            yield chunk
 
 
 def json_lines_at_once(lines: list[str]) -> list | None:

@@ -3,10 +3,12 @@ and ledger log, parsed once per process while unchanged (ingest/file_memo.py), a
 after every kind of change: an append, a rewrite, a forgotten ledger entry."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 
-from ingest import integrity
+from ingest import file_memo, integrity
+from ingest.files import file_line_chunks
 from ingest.integrity import landing_problems, raw_problems
 from ingest.landing.ledger import Ledger, PayloadOutcome
 from ingest.raw_store import RawStore
@@ -101,11 +103,8 @@ def test_the_raw_manifest_reads_the_same_entries_at_once_or_line_by_line(tmp_pat
     """Parsed as one array when every line is whole; a blank line is skipped and a bad one raises,
     as line by line. An entry of an older shape (no `final_url`, `parser_version`) gets the defaults;
     one with a field RawEntry does not have fails as it did."""
-    import dataclasses
-
     import pytest
 
-    from ingest import file_memo
     from ingest.raw_store import RawEntry
 
     store, entries = stored(tmp_path)
@@ -163,7 +162,7 @@ def test_the_ledger_log_is_read_whole_or_line_by_line_with_the_same_outcomes(tmp
     ledger.record(entries)
     log = ledger.dir / "_outcomes.jsonl"
     # a line separator inside a value, as a writer with ensure_ascii=False leaves it: still one line
-    log.write_text("".join(json.dumps(vars(e), ensure_ascii=False) + "\n" for e in entries), encoding="utf-8")
+    log.write_text("".join(json.dumps(dataclasses.asdict(e), ensure_ascii=False) + "\n" for e in entries), encoding="utf-8")
     whole = log.read_bytes()
     assert ledger.outcomes() == entries
     assert all(type(o) is PayloadOutcome for o in ledger.outcomes())
@@ -206,3 +205,43 @@ def test_what_publish_reports_of_the_sources_is_kept_while_no_raw_manifest_chang
     store.put("openrouter", b'{"data": [1]}', url="http://x/models", fetched_at="2026-11-02T00:00:00Z")
     assert report.sources_meta()["openrouter"]["last_fetch"] == "2026-11-02T00:00:00Z"
     assert len(worked_out) == 2
+
+
+def test_line_chunks_give_the_lines_a_split_on_newline_gives(tmp_path):
+    """Manifests and ledger logs are read a chunk of lines at a time (never whole as text): at any
+    chunk size the lines are those of str.split("\\n") less the empty one after the last newline;
+    a "\\r" or a line separator inside a line does not end it."""
+    path = tmp_path / "log.jsonl"
+    for body in ["", "a\n", "a", "a\nb", "a\n\nb\n", "a\r\nb\u2028c\rd\n", "x\n" * 5]:
+        path.write_bytes(body.encode("utf-8"))
+        expected = body.split("\n")
+        if expected[-1] == "":
+            expected.pop()
+        for size in (1, 2, 3, 1000):
+            chunks = list(file_line_chunks(path, size))
+            assert [line for chunk in chunks for line in chunk] == expected, (body, size)
+            assert all(0 < len(chunk) <= size for chunk in chunks)
+    assert list(file_line_chunks(tmp_path / "absent.jsonl")) == []
+
+
+def test_a_payload_read_back_holds_one_copy_of_its_hash_url_and_time(tmp_path):
+    """What keeps a refresh at scale 10 (a million payloads) in memory: the raw manifest's entry,
+    the ledger's outcome and the ledger's file name share one string object for the hash, URL and
+    time; equal count maps are one object; neither holds a per-instance __dict__."""
+    store = RawStore(tmp_path / "raw")
+    entries = [store.put("src", f"body {i}".encode(), url=f"https://example.org/{i}",
+                         fetched_at=f"2026-11-0{i}T00:00:00Z")[0] for i in (1, 2, 3)]
+    ledger = Ledger(tmp_path / "landing", "src")
+    # outcomes of their own strings, as the ledger's JSON gives them back
+    ledger.record([PayloadOutcome(**json.loads(json.dumps({"sha256": e.sha256, "fetched_at": e.fetched_at,
+                                                            "url": e.url, "status": "landed",
+                                                            "parsed": {"items": 2}, "landed": {"items": 2}})))
+                   for e in entries])
+    file_memo.forget_all()
+    read, outcomes, names = store.entries("src"), ledger.outcomes(), ledger.shas()
+    for entry, outcome in zip(read, outcomes, strict=True):
+        assert outcome.sha256 is entry.sha256 and outcome.url is entry.url
+        assert outcome.fetched_at is entry.fetched_at
+        assert any(name is entry.sha256 for name in names)
+        assert outcome.parsed is outcomes[0].parsed and outcome.landed is outcomes[0].parsed
+        assert not hasattr(entry, "__dict__") and not hasattr(outcome, "__dict__")

@@ -3,6 +3,7 @@ each payload alone, and a payload failing as a whole still stops the source wher
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from pathlib import Path
 
 import duckdb
@@ -33,7 +34,7 @@ def test_batched_landing_equals_landing_payload_by_payload(tmp_path):
     out_a = batched.land_pending(OpenRouterSource())
     out_b = [single.land_payload(OpenRouterSource(), e) for e in single.pending("openrouter")]
     # the same verdicts and counts; only the landing files differ (one per batch, one per payload)
-    same = lambda o: {k: v for k, v in vars(o).items() if k != "files"}  # noqa: E731
+    same = lambda o: {k: v for k, v in asdict(o).items() if k != "files"}  # noqa: E731
     assert [same(o) for o in out_a] == [same(o) for o in out_b]
     assert any(o.quarantined["models"] for o in out_a)
     for o in out_a:
@@ -76,10 +77,10 @@ def test_ledger_log_reads_the_same_outcomes_as_the_ledger_files(tmp_path):
     files = sorted((json.loads(p.read_text()) for p in folder.glob("*.json")),
                    key=lambda d: (d["fetched_at"], d["sha256"]))
     assert (folder / "_outcomes.jsonl").exists()
-    assert [vars(o) for o in lander.outcomes("openrouter")] == files == [vars(o) for o in landed]
+    assert [asdict(o) for o in lander.outcomes("openrouter")] == files == [asdict(o) for o in landed]
     # without the log (an older warehouse) the files are read, and the log is written again
     (folder / "_outcomes.jsonl").unlink()
-    assert [vars(o) for o in lander.outcomes("openrouter")] == files
+    assert [asdict(o) for o in lander.outcomes("openrouter")] == files
     assert len((folder / "_outcomes.jsonl").read_text().splitlines()) == N
     # a ledger file removed by hand: its payload is pending again, and no longer an outcome
     (folder / f"{landed[0].sha256}.json").unlink()

@@ -4,6 +4,7 @@ writes: the same ledger (byte for byte), landing files, rows and quarantine. Rea
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 import shutil
 import threading
 from pathlib import Path
@@ -76,7 +77,7 @@ def test_pool_landing_equals_in_process_landing(tmp_path, monkeypatch):
     serial = _land(tmp_path / "serial", workers=1)
     pooled = _land(tmp_path / "pool", workers=2)
 
-    assert {k: [vars(o) for o in v] for k, v in serial.items()} == {k: [vars(o) for o in v] for k, v in pooled.items()}
+    assert {k: [asdict(o) for o in v] for k, v in serial.items()} == {k: [asdict(o) for o in v] for k, v in pooled.items()}
     statuses = [o.status for o in serial["localscore"]]
     assert "rejected" in statuses  # a "Result not found" page
     assert sum(sum(o.quarantined.values()) for o in serial["localscore"]) > 0
@@ -113,7 +114,7 @@ def test_pool_stops_at_a_failed_payload_as_in_process_landing_does(tmp_path, mon
         with pytest.raises(SourceFailed) as err:
             lander.land_pending(load_sources(include_external=False)["localscore"], workers=workers, pool_min=0)
         errors.append(str(err.value))
-        outcomes.append([vars(o) for o in lander.outcomes("localscore")])
+        outcomes.append([asdict(o) for o in lander.outcomes("localscore")])
         assert outcomes[-1][-1]["status"] == "failed"
         assert len(outcomes[-1]) > 150 and len(lander.pending("localscore")) > 150
     assert "zero valid rows" in errors[0] and errors[0] == errors[1]
