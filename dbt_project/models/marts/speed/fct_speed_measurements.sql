@@ -5,59 +5,14 @@
 --   * identical re-submissions: another run on the same hardware, model, quant and runtime whose
 --     metrics are identical test for test, within 30 minutes of the previous one: kept, flagged
 --     is_duplicate (with the sources' own duplicate flags) and left out of fct_speed_summary.
--- Only the samples of a key seen more than once go through the keep-first window: over every
--- wide row that window (and a CTE of the samples read twice) cost more than finding those keys.
--- The samples table is named in each branch, not through a CTE, so DuckDB does not copy it, and
--- one_per_sample, read twice, is not materialized (DuckDB would hold all samples in memory).
-with repeated_keys as (
-    select source, source_run_id, sample_index
-    from {{ ref('int_speed_samples_resolved') }}
-    group by source, source_run_id, sample_index
-    having count(*) > 1
+-- The deduplication is int_speed_samples_deduplicated's, the run-level flags int_speed_runs'.
+with samples as (
+    select * from {{ ref('int_speed_samples_deduplicated') }}
 ),
 
-one_per_sample as {{ not_materialized() }} (
-    select s.*
-    from {{ ref('int_speed_samples_resolved') }} as s
-    where not exists (
-        select 1 from repeated_keys as k
-        where k.source is not distinct from s.source
-            and k.source_run_id is not distinct from s.source_run_id
-            and k.sample_index is not distinct from s.sample_index
-    )
-    union all
-    {% call keep_first('source, source_run_id, sample_index', 'measured_at, test_name, gen_tps, prompt_tps, ttft_ms') -%}
-        select s.*
-        from {{ ref('int_speed_samples_resolved') }} as s
-        where exists (
-            select 1 from repeated_keys as k
-            where k.source is not distinct from s.source
-                and k.source_run_id is not distinct from s.source_run_id
-                and k.sample_index is not distinct from s.sample_index
-        )
-    {%- endcall %}
-),
-
-runs as (
-    select
-        source,
-        source_run_id,
-        -- resubmissions are told apart in time: the measurement's, else when the file was received
-        min(coalesce(measured_at, received_at)) as run_at,
-        any_value(hardware_id) as hardware_id,
-        any_value(model_id) as model_id,
-        any_value(build_id) as build_id,
-        any_value(engine) as engine,
-        any_value(engine_version) as engine_version,
-        any_value(config_id) as config_id,
-        bool_or(coalesce(is_cpu_fallback, false) or coalesce(is_partial_offload, false)) as is_degraded,
-        bool_and(is_countable) as is_countable,
-        -- fingerprint of every (test, metrics) of the run, by hashing (no number-to-text work)
-        count(*) as n_samples,
-        bit_xor(hash(sample_index, test_name, n_prompt, n_gen, gen_tps, prompt_tps, ttft_ms, turn_time_ms))
-            as metrics_fingerprint
-    from one_per_sample
-    group by source, source_run_id
+-- read twice: not materialized, so DuckDB scans the table rather than holding a copy
+runs as {{ not_materialized() }} (
+    select * from {{ ref('int_speed_runs') }}
 ),
 
 -- Where a build was measured on one machine with several configurations, the one a page shows by
@@ -75,20 +30,6 @@ preferred_configs as (
         ) = 1 as is_preferred_config
     from runs
     group by hardware_id, build_id, engine, config_id
-),
-
-resubmissions as (
-    select
-        source,
-        source_run_id,
-        coalesce(
-            run_at - lag(run_at) over (
-                partition by hardware_id, build_id, engine, engine_version, config_id, n_samples, metrics_fingerprint
-                order by run_at, source, source_run_id
-            ) <= interval 30 minute,
-            false
-        ) as is_resubmission
-    from runs
 )
 
 select
@@ -136,8 +77,8 @@ select
     s.contributor,
     s.protocol_sampling,
     s.protocol_repetitions
-from one_per_sample as s
-inner join resubmissions as r using (source, source_run_id)
+from samples as s
+inner join runs as r using (source, source_run_id)
 left join preferred_configs as p
     on p.hardware_id is not distinct from s.hardware_id
     and p.build_id is not distinct from s.build_id
