@@ -27,8 +27,10 @@ import hashlib
 import html
 import json
 import random
+import tempfile
 import uuid
 import zlib
+from array import array
 from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -202,24 +204,36 @@ def _localscore_run(run_id: int, at: datetime, rng: random.Random, ids: _Ids) ->
 
 
 class PackedRuns:
-    """The generated runs in submission order, each kept as its zlib-compressed JSON and unpacked
-    on use into an equal dict: a run with its nine tests held as dicts is ~9 KB, and at scale 10
-    the million of them held 9.5 GB; packed they hold ~1 KB each. The pages written are the same
-    bytes (JSON gives back the same numbers)."""
+    """The generated runs in submission order, each written to a temporary file as its
+    zlib-compressed JSON and read back on use as an equal dict: a run with its nine tests held as
+    dicts is ~9 KB, and at scale 10 the million of them held 9.5 GB (packed in memory, still
+    1.5 GB). The pages written are the same bytes (JSON gives back the same numbers)."""
 
     def __init__(self) -> None:
-        self._packed: list[bytes] = []
-        self.created_at: list[str] = []  # each run's created_at, without unpacking it
+        self._file = tempfile.TemporaryFile(prefix="benchwh-generate-runs-")
+        self._spans = array("q")  # offset and length of each run in the file
+        self._end = 0
+        self.created_at: list[str] = []  # each run's created_at, without reading it back
 
     def append(self, run: dict) -> None:
-        self._packed.append(zlib.compress(_json(run).encode("utf-8"), 1))
+        blob = zlib.compress(_json(run).encode("utf-8"), 1)
+        self._file.seek(self._end)
+        self._file.write(blob)
+        self._spans.extend((self._end, len(blob)))
+        self._end += len(blob)
         self.created_at.append(run["created_at"])
 
     def __len__(self) -> int:
-        return len(self._packed)
+        return len(self._spans) // 2
 
     def __getitem__(self, i: int) -> dict:
-        return json.loads(zlib.decompress(self._packed[i]))
+        i = i + len(self) if i < 0 else i
+        offset, length = self._spans[2 * i], self._spans[2 * i + 1]
+        self._file.seek(offset)
+        return json.loads(zlib.decompress(self._file.read(length)))
+
+    def close(self) -> None:
+        self._file.close()
 
 
 def localscore_runs(plan: Plan, start: datetime) -> "PackedRuns":
@@ -349,6 +363,7 @@ def write_localscore(store: RawStore, plan: Plan, start: datetime) -> dict:
             stats["refetched_pages"] += 1
             t += timedelta(seconds=1)
     stats["runs_listed"] = len(known)
+    runs.close()  # an error leaves it to the collector: the file has no name
     return stats
 
 
