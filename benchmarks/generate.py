@@ -320,48 +320,51 @@ def write_localscore(store: RawStore, plan: Plan, start: datetime) -> dict:
              "not_found_pages": 0, "refetched_pages": 0, "listings": 0}
     refetch: list[int] = []
     for day in range(plan.days):
-        fetch_at = start + timedelta(days=day + 1, hours=6, minutes=rng.randint(0, 50))
-        if day == plan.days - 1:  # the last round sees every generated run
-            fetch_at = max(fetch_at, created[-1] + timedelta(hours=1))
-        while n < len(runs) and created[n] <= fetch_at:
-            n += 1
-        shift = rng.randint(1, 4) if rng.random() < 0.2 else 0  # runs arriving while paging
-        earlier, refetch = refetch, []
-        new_ids: dict[int, None] = {}  # in listing order, each once (overlapping pages repeat runs)
-        t = fetch_at
-        for page in range(1, 10_000):
-            lo = (page - 1) * PAGE - (shift if page > 1 else 0)
-            chunk = [n - 1 - j for j in range(lo, min(lo + PAGE, n))]  # newest first
-            if not chunk:
-                break
-            body = _json([_list_shape(runs[i]) for i in chunk]).encode()
-            store.put("localscore", body, url=f"{LOCALSCORE}/api/results?sortDirection=desc&limit={PAGE}&page={page}",
-                      headers={"content-type": "application/json"}, ext="json", fetched_at=_iso(t), parser_version="1")
-            stats["api_pages"] += 1
-            stats["listings"] += len(chunk)
-            t += timedelta(seconds=1)
-            fresh = [i for i in chunk if i not in known]
-            new_ids.update(dict.fromkeys(fresh))
-            if not fresh or len(chunk) < PAGE:
-                break
-        for i in new_ids:
-            known.add(i)
-            run = runs[i]
-            missing = rng.random() < 0.002  # deleted on the site: "Result not found"
-            stats["not_found_pages"] += missing
-            store.put("localscore", result_page(None if missing else run, run["id"]),
-                      url=f"{LOCALSCORE}/result/{run['id']}", headers={"content-type": "text/html"},
-                      ext="html", fetched_at=_iso(t), parser_version="1")
-            stats["result_pages"] += 1
-            t += timedelta(seconds=1)
-            if rng.random() < 0.005:
-                refetch.append(i)
-        for i in earlier:  # picked last round, fetched again now (same bytes: one blob, two fetches)
-            run = runs[i]
-            store.put("localscore", result_page(run, run["id"]), url=f"{LOCALSCORE}/result/{run['id']}",
-                      headers={"content-type": "text/html"}, ext="html", fetched_at=_iso(t), parser_version="1")
-            stats["refetched_pages"] += 1
-            t += timedelta(seconds=1)
+        # each day's fetches go to the manifest at once: a batch of the whole generation held
+        # every manifest line in memory (1M of them at scale 10)
+        with store.batched():
+            fetch_at = start + timedelta(days=day + 1, hours=6, minutes=rng.randint(0, 50))
+            if day == plan.days - 1:  # the last round sees every generated run
+                fetch_at = max(fetch_at, created[-1] + timedelta(hours=1))
+            while n < len(runs) and created[n] <= fetch_at:
+                n += 1
+            shift = rng.randint(1, 4) if rng.random() < 0.2 else 0  # runs arriving while paging
+            earlier, refetch = refetch, []
+            new_ids: dict[int, None] = {}  # in listing order, each once (overlapping pages repeat runs)
+            t = fetch_at
+            for page in range(1, 10_000):
+                lo = (page - 1) * PAGE - (shift if page > 1 else 0)
+                chunk = [n - 1 - j for j in range(lo, min(lo + PAGE, n))]  # newest first
+                if not chunk:
+                    break
+                body = _json([_list_shape(runs[i]) for i in chunk]).encode()
+                store.put("localscore", body, url=f"{LOCALSCORE}/api/results?sortDirection=desc&limit={PAGE}&page={page}",
+                          headers={"content-type": "application/json"}, ext="json", fetched_at=_iso(t), parser_version="1")
+                stats["api_pages"] += 1
+                stats["listings"] += len(chunk)
+                t += timedelta(seconds=1)
+                fresh = [i for i in chunk if i not in known]
+                new_ids.update(dict.fromkeys(fresh))
+                if not fresh or len(chunk) < PAGE:
+                    break
+            for i in new_ids:
+                known.add(i)
+                run = runs[i]
+                missing = rng.random() < 0.002  # deleted on the site: "Result not found"
+                stats["not_found_pages"] += missing
+                store.put("localscore", result_page(None if missing else run, run["id"]),
+                          url=f"{LOCALSCORE}/result/{run['id']}", headers={"content-type": "text/html"},
+                          ext="html", fetched_at=_iso(t), parser_version="1")
+                stats["result_pages"] += 1
+                t += timedelta(seconds=1)
+                if rng.random() < 0.005:
+                    refetch.append(i)
+            for i in earlier:  # picked last round, fetched again now (same bytes: one blob, two fetches)
+                run = runs[i]
+                store.put("localscore", result_page(run, run["id"]), url=f"{LOCALSCORE}/result/{run['id']}",
+                          headers={"content-type": "text/html"}, ext="html", fetched_at=_iso(t), parser_version="1")
+                stats["refetched_pages"] += 1
+                t += timedelta(seconds=1)
     stats["runs_listed"] = len(known)
     runs.close()  # an error leaves it to the collector: the file has no name
     return stats
@@ -563,13 +566,10 @@ def generate(plan: Plan, home: Path, incoming: Path) -> dict:
     home = Path(home)
     store = RawStore(home / "raw")
     start = END - timedelta(days=plan.days)
-    with store.batched():
-        stats = {
-            "plan": asdict(plan),
-            "localscore": write_localscore(store, plan, start),
-            "runs": write_runs(store, home, plan, start),
-            "openrouter": write_openrouter(store, plan, start),
-        }
+    stats = {"plan": asdict(plan), "localscore": write_localscore(store, plan, start)}
+    with store.batched():  # one manifest write per source
+        stats["runs"] = write_runs(store, home, plan, start)
+        stats["openrouter"] = write_openrouter(store, plan, start)
     stats["incoming"] = write_incoming(Path(incoming), plan)
     stats["raw_bytes"] = sum(p.stat().st_size for p in (home / "raw").rglob("*") if p.is_file())
     return stats
