@@ -105,8 +105,12 @@ class RawStore:
     def batched(self):
         """Bulk imports: manifest rows are written (and fsynced) once per source at the end.
 
-        Inside the block entries()/payloads() do not see the rows put so far.
+        Inside the block entries()/payloads() do not see the rows put so far. A block inside
+        another joins it: the outer block writes everything at its end.
         """
+        if self._pending_lines is not None:
+            yield self
+            return
         self._pending_lines = {}
         try:
             yield self

@@ -99,6 +99,23 @@ def test_the_raw_manifest_is_read_again_after_an_append_or_a_rewrite(tmp_path):
     assert len(store.entries("src")) == 3
 
 
+def test_a_batch_inside_a_batch_joins_it_and_the_outer_one_writes_every_row(tmp_path):
+    """The bench generator batches a day at a time; a caller may wrap it in a batch of its own."""
+    store = RawStore(tmp_path / "raw")
+    put = lambda i: store.put("src", f'{{"n": {i}}}'.encode(), url=f"http://x/{i}",  # noqa: E731
+                              fetched_at=f"2026-11-0{i + 1}T00:00:00Z")[0]
+    with store.batched():
+        first = put(0)
+        with store.batched():
+            inner = [put(1), put(2)]
+        assert store.entries("src") == []  # still the outer batch's
+        last = put(3)
+    assert store.entries("src") == [first, *inner, last]
+    with store.batched():  # the store batches again afterwards
+        put(4)
+    assert len(store.entries("src")) == 5
+
+
 def test_the_raw_manifest_reads_the_same_entries_at_once_or_line_by_line(tmp_path):
     """Parsed as one array when every line is whole; a blank line is skipped and a bad one raises,
     as line by line. An entry of an older shape (no `final_url`, `parser_version`) gets the defaults;
