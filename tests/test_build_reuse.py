@@ -38,27 +38,9 @@ def build_info(path) -> tuple:
         con.close()
 
 
-def test_a_second_build_in_a_home_starts_from_dbts_own_partial_parse(warehouse_copy):
-    home = warehouse_copy
-    (home / "benchmarks.duckdb").unlink()  # the refresh builds and publishes
-    first = run_benchwh(home, "refresh", "--no-fetch")
-    assert first.returncode == 0, first.stderr
-    assert (home / "build" / "dbt-target" / "partial_parse.msgpack").exists()  # dbt's own, kept for the next build
-    (home / "benchmarks.duckdb").unlink()  # nothing is new: without this, the build is skipped
-    second = run_benchwh(home, "refresh", "--no-fetch")
-    assert second.returncode == 0, second.stderr
-    assert not any(m in dbt_log(home, second.stdout) for m in FULL_PARSE)
-    # the values naming the build reach audit.build_info (env, not --vars)
-    cols, rows = build_info(home / "benchmarks.duckdb")
-    assert cols == [("version", "VARCHAR"), ("build_id", "VARCHAR"), ("build_started_at", "TIMESTAMP"),
-                    ("code_revision", "VARCHAR"), ("default_context_tokens", "INTEGER")]
-    version, build_id, _started, revision, _tokens = rows[0]
-    assert version == read_version(home / "benchmarks.duckdb")["version"] and version.endswith(build_id[:8])
-    assert revision not in ("unknown", "dev") and version != "dev"
-    assert not (home / "build" / "building.duckdb").exists()  # moved to the run's file, then published
-
-
-def test_nothing_new_skips_the_build_and_a_new_run_builds_from_the_kept_parse(warehouse_copy, tmp_path):
+def test_nothing_new_skips_the_build_and_the_next_builds_start_from_dbts_own_partial_parse(warehouse_copy, tmp_path):
+    """One home through four refreshes: nothing new (dbt never starts), a new run (a build), nothing
+    new again, and a rebuild, which starts from the partial parse the build before it kept."""
     home = warehouse_copy
     before = read_version(home / "benchmarks.duckdb")["version"]
     published = (home / "benchmarks.duckdb").read_bytes()
@@ -86,8 +68,22 @@ def test_nothing_new_skips_the_build_and_a_new_run_builds_from_the_kept_parse(wa
     assert proc.stdout.startswith("refreshed "), proc.stdout
     after = read_version(home / "benchmarks.duckdb")["version"]
     assert after > before
+    assert (home / "build" / "dbt-target" / "partial_parse.msgpack").exists()  # dbt's own, kept for the next build
 
     # and the refresh after that has nothing new again
     proc = run_benchwh(home, "refresh", "--offline")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("nothing new:") and "build skipped" in proc.stdout and after in proc.stdout
+
+    (home / "benchmarks.duckdb").unlink()  # nothing is new: without this, the build is skipped
+    second = run_benchwh(home, "refresh", "--no-fetch")
+    assert second.returncode == 0, second.stderr
+    assert not any(m in dbt_log(home, second.stdout) for m in FULL_PARSE)
+    # the values naming the build reach audit.build_info (env, not --vars)
+    cols, rows = build_info(home / "benchmarks.duckdb")
+    assert cols == [("version", "VARCHAR"), ("build_id", "VARCHAR"), ("build_started_at", "TIMESTAMP"),
+                    ("code_revision", "VARCHAR"), ("default_context_tokens", "INTEGER")]
+    version, build_id, _started, revision, _tokens = rows[0]
+    assert version == read_version(home / "benchmarks.duckdb")["version"] and version.endswith(build_id[:8])
+    assert version > after and revision not in ("unknown", "dev") and version != "dev"
+    assert not (home / "build" / "building.duckdb").exists()  # moved to the run's file, then published
