@@ -26,6 +26,7 @@ import base64
 import hashlib
 import html
 import json
+import os
 import random
 import tempfile
 import uuid
@@ -212,15 +213,13 @@ class PackedRuns:
     def __init__(self) -> None:
         self._file = tempfile.TemporaryFile(prefix="benchwh-generate-runs-")
         self._spans = array("q")  # offset and length of each run in the file
-        self._end = 0
         self.created_at: list[str] = []  # each run's created_at, without reading it back
 
     def append(self, run: dict) -> None:
         blob = zlib.compress(_json(run).encode("utf-8"), 1)
-        self._file.seek(self._end)
+        offset = self._file.seek(0, os.SEEK_END)  # reads in between move the position
         self._file.write(blob)
-        self._spans.extend((self._end, len(blob)))
-        self._end += len(blob)
+        self._spans.extend((offset, len(blob)))
         self.created_at.append(run["created_at"])
 
     def __len__(self) -> int:
@@ -247,13 +246,12 @@ def localscore_runs(plan: Plan, start: datetime) -> "PackedRuns":
     for i in range(plan.localscore_runs):
         run_id = FIRST_RUN_ID + i
         if runs and rng.random() < 0.06:
-            prev = runs[-1]
+            clone = runs[-1]  # a new dict, decoded from the packed run: changed in place
             at = at + timedelta(minutes=rng.randint(3, 25))
             stamp = _stamp(at)
-            clone = json.loads(json.dumps(prev))
             clone.update({"id": run_id, "created_at": stamp, "results": [
                 {**t, "id": run_id * 10 + k, "benchmark_run_id": run_id, "created_at": stamp}
-                for k, t in enumerate(prev["results"])]})
+                for k, t in enumerate(clone["results"])]})
             runs.append(clone)
             continue
         at = at + timedelta(seconds=rng.expovariate(1 / mean_gap))
