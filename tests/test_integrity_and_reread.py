@@ -14,11 +14,14 @@ from ingest.landing.ledger import Ledger, PayloadOutcome
 from ingest.raw_store import RawStore
 
 
+def put_numbered(store: RawStore, i: int):
+    """Payload i of the source `src`, fetched on day i + 1 of November 2026."""
+    return store.put("src", f'{{"n": {i}}}'.encode(), url=f"http://x/{i}", fetched_at=f"2026-11-0{i + 1}T00:00:00Z")[0]
+
+
 def stored(tmp_path, n: int = 3) -> tuple[RawStore, list]:
     store = RawStore(tmp_path / "raw")
-    entries = [store.put("src", f'{{"n": {i}}}'.encode(), url=f"http://x/{i}", fetched_at=f"2026-11-0{i + 1}T00:00:00Z")[0]
-               for i in range(n)]
-    return store, entries
+    return store, [put_numbered(store, i) for i in range(n)]
 
 
 def test_an_intact_store_has_no_problems(tmp_path):
@@ -102,8 +105,7 @@ def test_the_raw_manifest_is_read_again_after_an_append_or_a_rewrite(tmp_path):
 def test_a_batch_inside_a_batch_joins_it_and_the_outer_one_writes_every_row(tmp_path):
     """The bench generator batches a day at a time; a caller may wrap it in a batch of its own."""
     store = RawStore(tmp_path / "raw")
-    put = lambda i: store.put("src", f'{{"n": {i}}}'.encode(), url=f"http://x/{i}",  # noqa: E731
-                              fetched_at=f"2026-11-0{i + 1}T00:00:00Z")[0]
+    put = lambda i: put_numbered(store, i)  # noqa: E731
     with store.batched():
         first = put(0)
         with store.batched():
