@@ -105,7 +105,10 @@ def swap_in_a_loop(inbox, names, outside, stop, swaps):
             except OSError:
                 continue  # not made yet, or the inbox made it again meanwhile
             swaps.append(name)
-            os.unlink(real)
+            try:
+                os.unlink(real)
+            except OSError:
+                pass  # the inbox put a folder of its own in the link's place meanwhile
             try:
                 os.rename(aside, real)
             except OSError:
