@@ -105,16 +105,15 @@ def test_the_raw_manifest_is_read_again_after_an_append_or_a_rewrite(tmp_path):
 def test_a_batch_inside_a_batch_joins_it_and_the_outer_one_writes_every_row(tmp_path):
     """The bench generator batches a day at a time; a caller may wrap it in a batch of its own."""
     store = RawStore(tmp_path / "raw")
-    put = lambda i: put_numbered(store, i)  # noqa: E731
     with store.batched():
-        first = put(0)
+        first = put_numbered(store, 0)
         with store.batched():
-            inner = [put(1), put(2)]
+            inner = [put_numbered(store, 1), put_numbered(store, 2)]
         assert store.entries("src") == []  # still the outer batch's
-        last = put(3)
+        last = put_numbered(store, 3)
     assert store.entries("src") == [first, *inner, last]
     with store.batched():  # the store batches again afterwards
-        put(4)
+        put_numbered(store, 4)
     assert len(store.entries("src")) == 5
 
 
